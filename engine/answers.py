@@ -1,0 +1,76 @@
+"""The engine's answer to one tag: ok or refused with a reason code, a sentence, a record."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tagparse import Tag
+
+JsonValue = Any
+
+
+class TagRef(BaseModel):
+    """The tag an answer answers, as the replay JSON shows it."""
+
+    model_config = ConfigDict(frozen=True)
+    kind: str
+    attrs: dict[str, str]
+    raw: str
+
+
+class Answer(BaseModel):
+    """One answered tag. ``record`` holds the answer attributes written back into the tag."""
+
+    model_config = ConfigDict(frozen=True)
+    tag: TagRef
+    ok: bool
+    reason: str | None = None
+    text: str
+    record: dict[str, JsonValue] = Field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def tag_ref(tag: Tag) -> TagRef:
+    attrs: dict[str, str] = {}
+    for key, value in tag.attrs:
+        attrs.setdefault(key, value)
+    return TagRef(kind=tag.kind, attrs=attrs, raw=tag.raw)
+
+
+def accepted(tag: Tag, text: str, record: dict[str, JsonValue] | None = None,
+             notes: tuple[str, ...] = ()) -> Answer:
+    return Answer(tag=tag_ref(tag), ok=True, text=text, record=record or {}, notes=notes)
+
+
+def refused(tag: Tag, reason: str, text: str, record: dict[str, JsonValue] | None = None,
+            notes: tuple[str, ...] = ()) -> Answer:
+    return Answer(tag=tag_ref(tag), ok=False, reason=reason, text=text, record=record or {},
+                  notes=notes)
+
+
+def _attr_text(value: JsonValue) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, list) and all(isinstance(v, int | str) for v in value):
+        return ",".join(str(v) for v in value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def answer_attrs(answer: Answer) -> list[tuple[str, str]]:
+    """The answer part of an answered tag: ``ok``, ``reason``, ``text``, then the record."""
+    attrs = [("ok", _attr_text(answer.ok))]
+    if answer.reason is not None:
+        attrs.append(("reason", answer.reason))
+    attrs.append(("text", answer.text))
+    attrs.extend((key, _attr_text(value)) for key, value in answer.record.items())
+    return attrs

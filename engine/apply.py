@@ -1,0 +1,118 @@
+"""``apply_reply``: the reducer that answers every tag of one GM reply (DESIGN.md "Data flow").
+
+A capability registers the tag actions it answers in :data:`HANDLERS`, so answering a tag is a
+lookup, not an if-chain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from tagparse import Tag
+
+from . import bags, money, reasons
+from .answers import Answer, refused
+from .context import TurnContext
+from .game import Game
+from .state import State
+
+Handler = Callable[[Game, State, Tag, TurnContext], tuple[State, Answer]]
+
+HANDLERS: dict[tuple[str, str | None], Handler] = {
+    ("inventory", "add"): bags.add,
+    ("inventory", "remove"): bags.remove,
+    ("inventory", "pay"): money.pay,
+    ("inventory", "earn"): money.earn,
+}
+
+# The actions each tag kind has in the spec; those without a handler yet are answered
+# "unsupported" rather than "unknown-action", so the GM is not told a real command is wrong.
+KNOWN_ACTIONS: dict[str, frozenset[str]] = {
+    "inventory": frozenset({
+        "add", "remove", "set", "give", "equip", "unequip", "bind", "unbind", "use", "pay",
+        "earn", "buy", "sell", "reveal", "inspect",
+    }),
+    "sheet": frozenset({"rest"}),
+}
+ACTION_ATTRIBUTE = {"inventory": "action", "sheet": "op"}
+
+# Attributes only the engine writes (results): ignored when a model writes them in a request.
+ENGINE_ONLY = frozenset({
+    "ok", "reason", "text", "outcome", "rolls", "total", "success", "price", "dc_met",
+    "net", "successes", "critical", "record",
+})
+
+# The attributes each (kind, action) reads; anything else is ignored and reported.
+READS: dict[tuple[str, str | None], frozenset[str]] = {
+    ("inventory", "add"): frozenset({
+        "action", "item", "count", "who", "like", "category", "rarity", "tags", "stats",
+        "slots", "binds", "worn", "carried", "summary",
+    }),
+    ("inventory", "remove"): frozenset({"action", "item", "count", "who"}),
+    ("inventory", "pay"): frozenset({"action", "amount", "who"}),
+    ("inventory", "earn"): frozenset({"action", "amount", "who"}),
+}
+
+
+def _key(tag: Tag) -> tuple[str, str | None]:
+    attribute = ACTION_ATTRIBUTE.get(tag.kind)
+    if attribute is None:
+        return (tag.kind, None)
+    return (tag.kind, (tag.get(attribute) or "").strip().lower())
+
+
+def _notes(tag: Tag, key: tuple[str, str | None]) -> tuple[str, ...]:
+    reads = READS.get(key)
+    notes = []
+    for name, _ in tag.attrs:
+        if name in ENGINE_ONLY:
+            notes.append(f'ignored "{name}": the engine works that out itself')
+        elif reads is not None and name not in reads:
+            notes.append(f'ignored unknown attribute "{name}"')
+    return tuple(dict.fromkeys(notes))
+
+
+def answer_tag(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, Answer]:
+    """Answer one tag: malformed, unknown or not yet supported tags are refused, not raised."""
+    if tag.malformed is not None:
+        return state, refused(tag, reasons.MALFORMED,
+                              f"This tag could not be read ({tag.malformed}); nothing was done.")
+    key = _key(tag)
+    handler = HANDLERS.get(key)
+    if handler is None:
+        kind, action = key
+        attribute = ACTION_ATTRIBUTE.get(kind)
+        if attribute is not None and action not in KNOWN_ACTIONS.get(kind, frozenset()):
+            known = ", ".join(sorted(KNOWN_ACTIONS[kind]))
+            return state, refused(tag, reasons.UNKNOWN_ACTION,
+                                  f'{attribute}="{(action or "")[:40]}" is not an {attribute} of '
+                                  f"[{kind}:] (use one of: {known}).")
+        what = f"{kind} {attribute}={action!s}" if attribute else kind
+        return state, refused(tag, reasons.UNSUPPORTED,
+                              f"[{what}] is not answered by this version of gmtags; "
+                              "nothing was done.")
+    new_state, answer = handler(game, state, tag, ctx)
+    notes = _notes(tag, key)
+    if notes:
+        answer = answer.model_copy(update={"notes": answer.notes + notes})
+    return new_state, answer
+
+
+def apply_reply(game: Game, state: State, tags: Sequence[Tag],
+                ctx: TurnContext) -> tuple[State, list[Answer]]:
+    """Answer one GM reply's tags against the state at the start of the turn.
+
+    ``[place:]`` tags are resolved first (buy and sell price at the place that holds at the end
+    of the reply); every other tag is then applied in text order. Returns the new state and one
+    answer per tag, in the order of ``tags``. Pure: the input state is never mutated.
+    """
+    answers: list[Answer | None] = [None] * len(tags)
+    ordinals: dict[str, int] = {}
+    order = [i for i, t in enumerate(tags) if t.kind == "place"]
+    order += [i for i, t in enumerate(tags) if t.kind != "place"]
+    for index in order:
+        tag = tags[index]
+        ordinal = ordinals.get(tag.kind, 0)
+        ordinals[tag.kind] = ordinal + 1
+        state, answers[index] = answer_tag(game, state, tag, ctx.for_tag(ordinal))
+    return state, [a for a in answers if a is not None]

@@ -1,0 +1,105 @@
+"""Game state as immutable values with canonical JSON (DESIGN.md "State, snapshots and scale").
+
+State is never mutated: every change builds a new value with ``model_copy(update=...)`` or a
+constructor, so a cached snapshot stays valid and a refused operation can return the very
+object it was given (all-or-nothing).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+STATE_FORMAT: Literal["gmtags-state/1"] = "gmtags-state/1"
+
+
+class StateModel(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Stack(StateModel):
+    """One inventory line: a catalog item, a coin or a plain item, with per-stack state."""
+
+    name: str
+    item: str | None = None  # catalog reference <catalog>/<entry>; identity, whatever the name
+    coin: str | None = None  # coin id
+    count: int = Field(ge=1)
+    equipped: bool = False
+    bound: bool = False
+    charges: int | None = None
+    toggled: bool = False
+
+    @property
+    def plain(self) -> bool:
+        return self.item is None and self.coin is None
+
+    def same_kind(self, other: Stack) -> bool:
+        """Whether two stacks hold the same thing (they could merge, stack limits aside)."""
+        if self.item is not None or other.item is not None:
+            return self.item == other.item
+        if self.coin is not None or other.coin is not None:
+            return self.coin == other.coin
+        return self.name.casefold() == other.name.casefold()
+
+    @property
+    def loose(self) -> bool:
+        """A stack more of the same may merge into: not equipped, bound, switched on or charged."""
+        return not (self.equipped or self.bound or self.toggled or self.charges is not None)
+
+
+class Character(StateModel):
+    name: str
+    abilities: dict[str, int] = Field(default_factory=dict)
+    skills: dict[str, Any] = Field(default_factory=dict)
+    saves: dict[str, Any] = Field(default_factory=dict)
+    fields: dict[str, Any] = Field(default_factory=dict)
+    pools: dict[str, int] = Field(default_factory=dict)
+    conditions: tuple[str, ...] = ()
+    bag: tuple[Stack, ...] = ()
+
+
+class Place(StateModel):
+    name: str
+    size: str | None = None
+    day: int = 1
+
+
+class JournalEntry(StateModel):
+    turn: str
+    text: str
+
+
+class State(StateModel):
+    """Everything a game has built up: the party, where it is, and the journal."""
+
+    format: Literal["gmtags-state/1"] = STATE_FORMAT
+    seed: str
+    player: str
+    dice: Literal["per-turn", "per-swipe"] = "per-turn"
+    layers: tuple[str, ...] = ()  # the ruleset layers this game plays with
+    characters: tuple[Character, ...]
+    place: Place | None = None
+    journal: tuple[JournalEntry, ...] = ()
+
+    def character_index(self, name: str | None) -> int | None:
+        """The character a ``who=`` names (any case), or the player's without a name."""
+        wanted = (name or self.player).strip().casefold()
+        for index, character in enumerate(self.characters):
+            if character.name.casefold() == wanted:
+                return index
+        return None
+
+    def with_character(self, index: int, character: Character) -> State:
+        characters = list(self.characters)
+        characters[index] = character
+        return self.model_copy(update={"characters": tuple(characters)})
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def canonical(self) -> str:
+        """Canonical JSON: sorted keys, no whitespace, UTF-8 kept (hashable for snapshots)."""
+        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False)

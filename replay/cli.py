@@ -1,0 +1,199 @@
+"""The ``gmtags`` command line: check, parse, replay, schema, demo."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+import tagparse
+from engine import Game, PartyError, RulesetError, State
+from engine.ruleset import Ruleset
+
+from .files import InputError, bundled, load_party, load_ruleset
+from .fold import ReplayResult, replay
+from .formats import read_transcript
+from .transcript import TranscriptError
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
+PROGRESS_FROM = 200  # messages; shorter replays finish before a bar would help
+
+DEMO_CHAT = "chats/demo.jsonl"
+DEMO_RULESET = "rulesets/harrow.json"
+DEMO_PARTY = "parties/harrow.json"
+
+
+def _out() -> Console:
+    return Console(soft_wrap=True, highlight=False)
+
+
+def _fail(message: str, code: int = EXIT_UNREADABLE) -> None:
+    click.echo(f"gmtags: {message}", err=True)
+    sys.exit(code)
+
+
+def _emit_json(document: Any) -> None:
+    click.echo(json.dumps(document, ensure_ascii=False, indent=2))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="gmtags")
+def main() -> None:
+    """Turn the bracket tags an LLM game master writes into game mechanics."""
+
+
+@main.command()
+@click.argument("ruleset", type=click.Path(dir_okay=False))
+def check(ruleset: str) -> None:
+    """Validate RULESET; list every problem as `JSON-pointer: message` (exit 1)."""
+    try:
+        game = load_ruleset(ruleset)
+    except InputError as error:
+        _fail(str(error))
+        return
+    except RulesetError as error:
+        for problem in error.problems:
+            click.echo(str(problem))
+        click.echo(f"{ruleset}: {len(error.problems)} problem(s)", err=True)
+        sys.exit(EXIT_PROBLEMS)
+    click.echo(f"{ruleset}: valid — {_summary(game)}")
+
+
+def _summary(game: Game) -> str:
+    coins = len(game.coins)
+    families = len(game.ruleset.items.currencies) if game.ruleset.items else 0
+    return (f"{game.ruleset.label}: {len(game.items)} items in "
+            f"{sum(1 for c in game.ruleset.catalogs if c.holds == 'items')} catalog(s), "
+            f"{coins} coin(s) in {families} famil{'y' if families == 1 else 'ies'}")
+
+
+@main.command()
+@click.argument("source", type=click.File("r", encoding="utf-8", errors="replace"))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def parse(source: Any, fmt: str) -> None:
+    """List the tags and diagnostics in a text FILE (or - for standard input)."""
+    result = tagparse.scan(source.read())
+    if fmt == "json":
+        _emit_json({"tags": [t.to_json() for t in result.tags],
+                    "diagnostics": [d.to_json() for d in result.diagnostics]})
+        return
+    console = _out()
+    table = Table("span", "kind", "attributes", "answer", "problem")
+    for tag in result.tags:
+        table.add_row(f"{tag.start}-{tag.end}", tag.kind,
+                      escape(" ".join(f'{k}="{v}"' for k, v in tag.attrs)),
+                      escape(" ".join(f'{k}="{v}"' for k, v in tag.answer or ())),
+                      escape(tag.malformed or ""))
+    console.print(table)
+    for diagnostic in result.diagnostics:
+        console.print(escape(f"{diagnostic.start}-{diagnostic.end} {diagnostic.code}: "
+                             f"{diagnostic.message}"))
+
+
+@contextmanager
+def _progress(total: int) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on a terminal for long replays; nothing when stderr is piped."""
+    if total < PROGRESS_FROM or not sys.stderr.isatty():
+        yield None
+        return
+    columns = (TextColumn("replaying"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("replay", total=total)
+        yield lambda done, _total: bar.update(task, completed=done)
+
+
+def run_replay(chat: str | Path, ruleset: str | Path, party: str | Path | None) -> ReplayResult:
+    """Read everything, replay; unreadable input exits 2 with one line saying why."""
+    try:
+        game = load_ruleset(ruleset)
+        transcript = read_transcript(chat)
+        state: State = load_party(game, party, transcript.player_name)
+    except (InputError, TranscriptError) as error:
+        _fail(str(error))
+        raise AssertionError from error  # _fail exits
+    except (RulesetError, PartyError) as error:
+        _fail("cannot load:\n" + str(error))
+        raise AssertionError from error
+    with _progress(sum(len(s.messages) for s in transcript.sessions)) as progress:
+        return replay(game, transcript, state, progress)
+
+
+def _print_text(result: ReplayResult) -> None:
+    console = _out()
+    table = Table("msg", "tag", "ok", "answer", title="Answers")
+    for item in result.answers:
+        answer = item.answer
+        attrs = " ".join(f'{k}="{v}"' for k, v in answer.tag.attrs.items())
+        status = "ok" if answer.ok else f"refused: {answer.reason}"
+        table.add_row(str(item.message), escape(f"[{answer.tag.kind}: {attrs}]"), status,
+                      escape(answer.text), style=None if answer.ok else "red")
+    console.print(table)
+    for character in result.state.characters:
+        bag = Table("stack", "count", "item", title=f"{character.name}'s bag")
+        for stack in character.bag:
+            marks = " (equipped)" if stack.equipped else ""
+            bag.add_row(escape(stack.name + marks), str(stack.count),
+                        stack.item or stack.coin or "plain")
+        if not character.bag:
+            bag.add_row("(empty)", "", "")
+        console.print(bag)
+    place = result.state.place
+    console.print(escape(f"Place: {place.name} ({place.size or 'no market'}), day {place.day}")
+                  if place else "Place: none")
+    for diagnostic in result.diagnostics:
+        where = f"message {diagnostic.message}" if diagnostic.message is not None else (
+            f"line {diagnostic.line}" if diagnostic.line is not None else "input")
+        console.print(escape(f"{where}: {diagnostic.code}: {diagnostic.text}"), style="yellow")
+
+
+@main.command(name="replay")
+@click.argument("chat", type=click.Path(dir_okay=False))
+@click.option("--ruleset", "-r", required=True, type=click.Path(dir_okay=False),
+              help="The ruleset JSON file.")
+@click.option("--party", "-p", type=click.Path(dir_okay=False),
+              help="A party file or an exported state (default: one character).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def replay_command(chat: str, ruleset: str, party: str | None, fmt: str) -> None:
+    """Replay a recorded CHAT (gmtags JSONL, SillyTavern .jsonl or OpenAI messages JSON)."""
+    result = run_replay(chat, ruleset, party)
+    if fmt == "json":
+        _emit_json(result.to_json())
+    else:
+        _print_text(result)
+
+
+@main.command()
+def schema() -> None:
+    """Print the JSON Schema of the ruleset format (for editors' autocompletion)."""
+    _emit_json(ruleset_schema())
+
+
+def ruleset_schema() -> dict[str, Any]:
+    document = Ruleset.model_json_schema(by_alias=True, mode="validation")
+    document["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    document["$id"] = "https://gmtags.invalid/schema/ruleset.json"
+    return document
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def demo(fmt: str) -> None:
+    """Replay the bundled demo chat (Harrow Vale) and print its answers and final bags."""
+    result = run_replay(bundled(DEMO_CHAT), bundled(DEMO_RULESET), bundled(DEMO_PARTY))
+    if fmt == "json":
+        _emit_json(result.to_json())
+    else:
+        _print_text(result)
+

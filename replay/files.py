@@ -1,0 +1,129 @@
+"""Reading rulesets and parties from disk (the engine itself never touches files)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from engine import Game, State, start_state
+from engine import load_ruleset as build_game
+from engine.ruleset import Problem, RulesetError
+
+PathLike = str | os.PathLike[str]
+MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_JSON_DEPTH = 200
+
+
+class InputError(Exception):
+    """A file that cannot be read at all (missing, not JSON, too deep): the CLI's exit 2."""
+
+
+def _depth_ok(text: str) -> bool:
+    """Reject JSON nested deeper than :data:`MAX_JSON_DEPTH` before ``json`` recurses into it."""
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return False
+        elif char in "]}":
+            depth -= 1
+    return True
+
+
+def parse_json(text: str, name: str) -> Any:
+    """Parse a JSON document with a depth limit; :class:`InputError` says what is wrong."""
+    if not _depth_ok(text):
+        raise InputError(f"{name}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"{name}: not JSON ({error.msg} at line {error.lineno}, "
+                         f"column {error.colno})") from None
+
+
+def read_json(path: PathLike) -> Any:
+    source = Path(path)
+    try:
+        if source.stat().st_size > MAX_FILE_BYTES:
+            raise InputError(f"{source}: larger than {MAX_FILE_BYTES // 2**20} MiB")
+        text = source.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"{source}: cannot be read ({error})") from None
+    return parse_json(text, str(source))
+
+
+def ruleset_document(path: PathLike) -> dict[str, Any]:
+    """A ruleset file with the catalogs of its ``catalogFiles`` (relative to it) appended."""
+    document = read_json(path)
+    if not isinstance(document, dict):
+        raise RulesetError([Problem("", "a ruleset is a JSON object")])
+    files = document.get("catalogFiles", [])
+    if not isinstance(files, list):
+        return document
+    catalogs = list(document.get("catalogs", []) or [])
+    problems = []
+    for index, name in enumerate(files):
+        if not isinstance(name, str):
+            continue
+        try:
+            extra = read_json(Path(path).parent / name)
+        except InputError as error:
+            problems.append(Problem(f"/catalogFiles/{index}", str(error)))
+            continue
+        catalogs.extend(extra if isinstance(extra, list) else [extra])
+    if problems:
+        raise RulesetError(problems)
+    return {**document, "catalogs": catalogs}
+
+
+def load_ruleset(source: PathLike | Mapping[str, Any]) -> Game:
+    """``replay.load_ruleset(path_or_dict)``: read, validate and build a ruleset.
+
+    Raises :class:`engine.RulesetError` (every problem with its pointer) or :class:`InputError`.
+    """
+    if isinstance(source, Mapping):
+        return build_game(source)
+    return build_game(ruleset_document(source))
+
+
+def load_party(game: Game, source: PathLike | Mapping[str, Any] | None,
+               player: str | None = None) -> State:
+    """The start state: a party file, an exported state, or one default character.
+
+    Without a party the game has one character (``player``, else "Player") and the ruleset's
+    id as its seed, so a replay without a party file is still deterministic.
+    """
+    if source is None:
+        document: Mapping[str, Any] = {
+            "seed": game.ruleset.id,
+            "characters": [{"name": (player or "Player").strip()[:80] or "Player"}],
+        }
+    elif isinstance(source, Mapping):
+        document = source
+    else:
+        loaded = read_json(source)
+        if not isinstance(loaded, dict):
+            raise InputError(f"{source}: a party file is a JSON object")
+        document = loaded
+    return start_state(game, document)
+
+
+def bundled(relative: str) -> Path:
+    """A file shipped in the wheel under ``fixtures/`` (e.g. ``rulesets/harrow.json``)."""
+    root = resources.files("gmtags_fixtures")
+    return Path(str(root.joinpath(relative)))

@@ -1,0 +1,89 @@
+"""The transcript model: what every reader produces and what the fold consumes.
+
+A transcript is a list of sessions (conversations of one game); each session is a list of
+messages with the selected swipe's text. Readers never raise on bad content: a line they cannot
+use becomes a `ReadDiagnostic`. Only input that cannot be read at all raises `TranscriptError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Role = Literal["player", "gm", "system", "event"]
+TranscriptFormat = Literal["gmtags", "sillytavern", "openai"]
+
+
+class Message(BaseModel):
+    """One chat message as the player saw it (the selected swipe), plus its alternatives."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Role
+    name: str | None = None
+    text: str = ""
+    swipes: tuple[str, ...] | None = None
+    swipe: int = 0
+    hidden: bool = False
+    new_session: bool = False
+    event: dict[str, Any] | None = None
+    source_line: int | None = None
+
+
+class Session(BaseModel):
+    """One conversation of the game; state carries over to the next, the place does not."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    messages: tuple[Message, ...]
+
+
+class ReadDiagnostic(BaseModel):
+    """Something a reader skipped, repaired or chose while reading a transcript."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    line: int | None
+    code: str
+    message: str
+
+
+class Transcript(BaseModel):
+    """A whole recorded game: its sessions in order and what the reader had to say about it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format: TranscriptFormat
+    sessions: tuple[Session, ...]
+    player_name: str | None = None
+    gm_name: str | None = None
+    diagnostics: tuple[ReadDiagnostic, ...] = ()
+
+    def messages(self) -> list[tuple[int, int, Message]]:
+        """Flatten to (session index, index in session, message); list position = message index."""
+        return [
+            (session_index, index, message)
+            for session_index, session in enumerate(self.sessions)
+            for index, message in enumerate(session.messages)
+        ]
+
+
+class TranscriptError(Exception):
+    """The input cannot be read as a transcript at all (missing, undecodable, unknown format)."""
+
+
+# Diagnostic codes the readers emit (ReadDiagnostic.code), defined once.
+EMPTY_FILE = "empty-file"  # nothing but whitespace (or a BOM)
+NO_MESSAGES = "no-messages"  # readable, but not one message in it
+BAD_UTF8 = "bad-utf8"  # undecodable bytes or lone surrogates, replaced by U+FFFD
+CONTROL_CHARACTERS = "control-characters"  # raw C0 control characters, kept as they are
+TRAILING_DATA = "trailing-data"  # text after the JSON document, ignored
+BAD_JSON = "bad-json"  # a line that is not JSON; skipped
+BAD_MESSAGE = "bad-message"  # JSON that cannot be a message (not an object, no text); skipped
+UNKNOWN_ROLE = "unknown-role"  # a role the format does not have; skipped
+UNKNOWN_KEY = "unknown-key"  # gmtags keys we do not know; ignored, message kept
+BAD_FIELD = "bad-field"  # a field of the wrong type; ignored, message kept
+SWIPE_OUT_OF_RANGE = "swipe-out-of-range"  # the swipe index points past the swipes
+TEXT_DIFFERS_FROM_SWIPE = "text-differs-from-swipe"  # gmtags: the swipe wins
+MES_DIFFERS_FROM_SWIPE = "mes-differs-from-swipe"  # SillyTavern: mes wins

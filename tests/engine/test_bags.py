@@ -1,0 +1,183 @@
+"""``[inventory: action="add"/"remove"]`` on bags and stacks (spec/items.md §5.2–5.5)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from helpers import answer, bag, fixture_json, harrow, harrow_party
+
+from engine import load_ruleset, start_state
+from engine.game import MAX_STACKS_PER_BAG
+
+GAME = harrow()
+
+
+@pytest.fixture()
+def state():
+    return harrow_party(GAME)
+
+
+def test_itm_name_1_label_ignoring_case_adds_the_catalog_item(state):
+    new, [reply] = answer(GAME, state, '[inventory: action="add" item="HAND AXE" who="Bram the Quiet"]')
+    assert reply.ok and reply.reason is None
+    stack = new.characters[1].bag[-1]
+    assert (stack.name, stack.item, stack.count) == ("Hand axe", "kit/hand-axe", 1)
+    assert reply.text == "Added Hand axe ×1 to Bram the Quiet's bag."
+
+
+def test_itm_name_2_first_listed_label_wins():
+    document = fixture_json("rulesets/harrow.json")
+    twin = copy.deepcopy(document["catalogs"][0]["entries"][4])
+    twin["id"] = "rope-2"
+    document["catalogs"][0]["entries"].append(twin)
+    game = load_ruleset(document)
+    state = start_state(game, fixture_json("parties/harrow.json"))
+    new, [_reply] = answer(game, state, '[inventory: action="add" item="rope" who="Bram the Quiet"]')
+    assert new.characters[1].bag[-1].item == "kit/rope"
+
+
+def test_add_without_who_goes_to_the_players_bag_without_carry(state):
+    new, [reply] = answer(GAME, state, '[inventory: action="add" item="Poultice" count="2"]')
+    assert reply.ok
+    assert ("Poultice", 2) in bag(new, "Ada")
+
+
+def test_itm_stack_1_overflow_fills_the_stack_then_starts_new_ones(state):
+    """Torch stacks hold 5: Bram has 3; adding 9 gives 5, 5, 2."""
+    new, [reply] = answer(GAME, state, '[inventory: action="add" item="Torch" count="9" who="Bram the Quiet"]')
+    assert reply.ok
+    assert [c for n, c in bag(new, "Bram the Quiet") if n == "Torch"] == [5, 5, 2]
+
+
+def test_itm_inv_3_same_item_merges_into_the_existing_stack(state):
+    new, _ = answer(GAME, state, '[inventory: action="add" item="rope"]')
+    assert bag(new, "Ada").count(("Rope", 2)) == 1
+
+
+def test_equipped_stack_is_not_merged_into(state):
+    new, _ = answer(GAME, state, '[inventory: action="add" item="Hand axe"]')
+    axes = [s for s in new.characters[0].bag if s.item == "kit/hand-axe"]
+    assert [(s.count, s.equipped) for s in axes] == [(1, True), (1, False)]
+
+
+def test_itm_free_3_unknown_name_becomes_a_plain_item(state):
+    new, [reply] = answer(GAME, state, '[inventory: action="add" item="Old boot" count="2"]')
+    assert reply.ok
+    stack = new.characters[0].bag[-1]
+    assert (stack.name, stack.item, stack.coin, stack.count) == ("Old boot", None, None, 2)
+
+
+def test_itm_free_4_native_false_refuses_a_plain_name_and_changes_nothing():
+    document = fixture_json("rulesets/harrow.json")
+    document["items"]["native"] = False
+    game = load_ruleset(document)
+    state = start_state(game, fixture_json("parties/harrow.json"))
+    new, [reply] = answer(game, state, '[inventory: action="add" item="Old boot"]')
+    assert (reply.ok, reply.reason) == (False, "not-ruleset-item")
+    assert new is state
+
+
+def test_itm_free_5_native_false_still_adds_more_of_something_held():
+    document = fixture_json("rulesets/harrow.json")
+    document["items"]["native"] = False
+    game = load_ruleset(document)
+    party = fixture_json("parties/harrow.json")
+    party["characters"][0]["bag"].append({"name": "Lucky stone", "count": 1})
+    state = start_state(game, party)
+    new, [reply] = answer(game, state, '[inventory: action="add" item="lucky stone"]')
+    assert reply.ok
+    assert ("Lucky stone", 2) in bag(new, "Ada")
+
+
+def test_itm_svc_3_a_service_is_never_added_and_changes_nothing(state):
+    new, [reply] = answer(GAME, state, '[inventory: action="add" item="Room at the inn"]')
+    assert (reply.ok, reply.reason) == (False, "service")
+    assert new is state
+
+
+def test_coins_by_name_are_coin_stacks(state):
+    new, [reply] = answer(GAME, state, '[inventory: action="add" item="shilling" count="2" who="Ada"]')
+    assert reply.ok
+    stack = new.characters[0].bag[-1]
+    assert (stack.coin, stack.name, stack.count) == ("shilling", "shillings", 2)
+
+
+@pytest.mark.parametrize(("tag", "reason"), [
+    ('[inventory: action="add"]', "missing-attribute"),
+    ('[inventory: action="add" item="Rope" count="0"]', "bad-count"),
+    ('[inventory: action="add" item="Rope" count="-3"]', "bad-count"),
+    ('[inventory: action="add" item="Rope" count="two"]', "bad-count"),
+    ('[inventory: action="add" item="Rope" count="99999999999"]', "bad-count"),
+    ('[inventory: action="add" item="Rope" count="1e400"]', "bad-count"),
+    ('[inventory: action="add" item="Rope" who="Nobody"]', "unknown-character"),
+    ('[inventory: action="remove"]', "missing-attribute"),
+    ('[inventory: action="remove" item="Longbow"]', "not-held"),
+    ('[inventory: action="remove" item="Rope" count="2"]', "not-enough"),
+    ('[inventory: action="remove" item="Rope" who="Nobody"]', "unknown-character"),
+    ('[inventory: action="remove" item="Rope" count="x"]', "bad-count"),
+    ('[inventory: action="dance" item="Rope"]', "unknown-action"),
+    ('[inventory: item="Rope"]', "unknown-action"),
+    ('[inventory: action="give" item="Rope"]', "unsupported"),
+    ('[loot: table="grave_goods"]', "unsupported"),
+    ('[inventory: action="add" item=]', "malformed"),
+])
+def test_every_refusal_reason_leaves_the_state_unchanged(state, tag, reason):
+    new, [reply] = answer(GAME, state, tag)
+    assert (reply.ok, reply.reason) == (False, reason)
+    assert reply.text
+    assert new is state
+
+
+def test_too_many_stacks_is_refused_and_changes_nothing(state):
+    """OQ-4: a bag takes at most MAX_STACKS_PER_BAG stacks; arrows stack 20."""
+    count = 20 * (MAX_STACKS_PER_BAG + 1)
+    new, [reply] = answer(GAME, state, f'[inventory: action="add" item="Arrow" count="{count}"]')
+    assert (reply.ok, reply.reason) == (False, "too-many-stacks")
+    assert new is state
+
+
+def test_remove_takes_loose_stacks_before_the_equipped_one(state):
+    added, _ = answer(GAME, state, '[inventory: action="add" item="Hand axe"]')
+    new, [reply] = answer(GAME, added, '[inventory: action="remove" item="hand axe"]')
+    assert reply.ok
+    axes = [s for s in new.characters[0].bag if s.item == "kit/hand-axe"]
+    assert [(s.count, s.equipped) for s in axes] == [(1, True)]
+
+
+def test_remove_across_stacks_takes_from_the_last_stack_first(state):
+    added, _ = answer(GAME, state, '[inventory: action="add" item="Torch" count="9" who="Bram the Quiet"]')
+    new, [reply] = answer(GAME, added, '[inventory: action="remove" item="Torch" count="4" who="Bram the Quiet"]')
+    assert reply.ok
+    assert [c for n, c in bag(new, "Bram the Quiet") if n == "Torch"] == [5, 3]
+    assert reply.text == "Removed Torch ×4 from Bram the Quiet's bag."
+
+
+def test_remove_finds_a_catalog_item_by_identity_not_display_name(state):
+    renamed = state.with_character(0, state.characters[0].model_copy(update={"bag": tuple(
+        s.model_copy(update={"name": "Grandpa's axe"}) if s.item == "kit/hand-axe" else s
+        for s in state.characters[0].bag)}))
+    new, [reply] = answer(GAME, renamed, '[inventory: action="remove" item="Hand axe"]')
+    assert reply.ok
+    assert all(s.item != "kit/hand-axe" for s in new.characters[0].bag)
+
+
+def test_engine_only_and_unknown_attributes_are_ignored_and_reported(state):
+    _new, [reply] = answer(GAME, state,
+                          '[inventory: action="add" item="Rope" ok="false" colour="red"]')
+    assert reply.ok
+    assert reply.notes == ('ignored "ok": the engine works that out itself',
+                           'ignored unknown attribute "colour"')
+
+
+def test_apply_reply_never_mutates_its_input(state):
+    before = state.canonical()
+    answer(GAME, state, '[inventory: action="add" item="Torch" count="9" who="Bram the Quiet"] '
+                        '[inventory: action="remove" item="Rope"]')
+    assert state.canonical() == before
+
+
+def test_place_tags_are_answered_first_but_answers_keep_text_order(state):
+    _, replies = answer(GAME, state, '[inventory: action="add" item="Rope"] '
+                                     '[place: name="Millbrook" size="market town"]')
+    assert [r.tag.kind for r in replies] == ["inventory", "place"]

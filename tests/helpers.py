@@ -1,0 +1,36 @@
+"""Shared helpers for the tests: fixture paths, loading, answering one reply's tags."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import tagparse
+from engine import Answer, Game, State, TurnContext, apply_reply, load_ruleset, start_state
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def fixture_json(relative: str) -> Any:
+    return json.loads((FIXTURES / relative).read_text(encoding="utf-8"))
+
+
+def harrow() -> Game:
+    return load_ruleset(fixture_json("rulesets/harrow.json"))
+
+
+def harrow_party(game: Game | None = None) -> State:
+    return start_state(game or harrow(), fixture_json("parties/harrow.json"))
+
+
+def answer(game: Game, state: State, text: str,
+           turn: tuple[int, ...] = (0, 0)) -> tuple[State, list[Answer]]:
+    """Apply the tags of one GM reply ``text`` to ``state``."""
+    return apply_reply(game, state, tagparse.scan(text).tags, TurnContext(state.seed, turn))
+
+
+def bag(state: State, who: str) -> list[tuple[str, int]]:
+    character = next(c for c in state.characters if c.name == who)
+    return [(s.name, s.count) for s in character.bag]
