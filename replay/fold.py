@@ -66,10 +66,12 @@ def turn_key(state: State, session: int, reply: int, message: Message) -> tuple[
 
 
 def replay(game: Game, transcript: Transcript, state: State,
-           progress: Callable[[int, int], None] | None = None) -> ReplayResult:
+           progress: Callable[[int, int], None] | None = None,
+           on_message: Callable[[int, State], None] | None = None) -> ReplayResult:
     """Fold every visible GM reply of ``transcript`` into ``state``; answer every tag.
 
-    ``progress(done, total)`` is called after each message when given.
+    ``progress(done, total)`` is called after each message when given; ``on_message(index,
+    state)`` gets the state after each message (for reports that show every turn).
     """
     answers: list[MessageAnswer] = []
     diagnostics = [Diagnostic(d.code, d.message, line=d.line) for d in transcript.diagnostics]
@@ -98,6 +100,8 @@ def replay(game: Game, transcript: Transcript, state: State,
                 f"event {str((message.event or {}).get('action'))[:40]!r} is not applied by "
                 "this version of gmtags",
                 message=index, line=message.source_line))
+        if on_message is not None:
+            on_message(index, state)
         if progress is not None:
             progress(index + 1, total)
     return ReplayResult(answers, state, diagnostics)

@@ -24,7 +24,8 @@ UNESCAPES: Final[dict[str, str]] = {"\\": "\\", '"': '"', "[": "[", "]": "]", "n
 _VALUE: Final = r'(?:[^"\\\n\r\[]|\\[\\"\[\]nr])*+'
 _ATTRIBUTES: Final = rf'(?: [a-z_][a-z0-9_]*="{_VALUE}")*+'
 _KINDS: Final = "|".join(sorted(TAG_KINDS))
-_CANONICAL_TAG: Final = re.compile(rf"\[({_KINDS}):({_ATTRIBUTES})(?: \|({_ATTRIBUTES}))?\]")
+CANONICAL_TAG: Final = rf"\[({_KINDS}):({_ATTRIBUTES})(?: \|({_ATTRIBUTES}))?\]"
+"""A whole canonical tag; groups: kind, request attributes, answer attributes (or None)."""
 _ATTRIBUTE: Final = re.compile(rf' ([a-z_][a-z0-9_]*)="({_VALUE})"')
 _ESCAPE: Final = re.compile(r"\\(.)")
 
@@ -74,25 +75,22 @@ def render_tag(tag: Tag) -> str:
 def _read_pairs(source: str) -> Pairs | None:
     """Attribute pairs of a canonical attribute list, or None when a key repeats."""
     pairs = _ATTRIBUTE.findall(source)
-    if len(pairs) > 1 and len({key for key, _ in pairs}) < len(pairs):
+    if len(pairs) > 1 and len(dict(pairs)) < len(pairs):
         return None  # duplicate-attribute is a repair: the Lark reading reports it
     if "\\" in source:
         pairs = [(key, _ESCAPE.sub(_unescape_pair, value)) for key, value in pairs]
     return tuple(pairs)
 
 
-def read_canonical(text: str, start: int) -> Tag | None:
-    """Read the tag at ``start`` if it is in canonical form; None sends it to the Lark reading."""
-    match = _CANONICAL_TAG.match(text, start)
-    if match is None:
-        return None
-    attrs = _read_pairs(match.group(2))
+def read_canonical(match: re.Match[str]) -> Tag | None:
+    """The tag a CANONICAL_TAG match spells, or None (repeated key) to use the Lark reading."""
+    raw, kind, request, answer_source = match.group(0, 1, 2, 3)
+    attrs = _read_pairs(request)
     if attrs is None:
         return None
-    answer_source = match.group(3)
     answer = None
     if answer_source is not None:
         answer = _read_pairs(answer_source)
         if answer is None:
             return None
-    return Tag(match.group(1), attrs, start, match.end(), match.group(), answer)
+    return Tag(kind, attrs, match.start(), match.end(), raw, answer)

@@ -39,7 +39,7 @@ class Patterns:
     """Compiled scanner patterns derived from the grammar's terminals."""
 
     head: re.Pattern[str]
-    """A tag head ``[ kind :`` in any case; group 1 is the name as written."""
+    """A tag head ``[ kind :`` in any case; group ``name`` is the name as written."""
     body: re.Pattern[str]
     """Everything after a head up to (not including) the first ``]`` or ``[`` outside quotes."""
     extent: re.Pattern[str]
@@ -59,8 +59,9 @@ def patterns() -> Patterns:
     double = f"{terminal('DQ_STRING')}|{terminal('CDQ_STRING')}"
     single = f"{terminal('SQ_STRING')}|{terminal('CSQ_STRING')}"
     body = rf"(?:{double}|=\s*+(?:{single})?|[^\[\]\"“=])*+"
+    head = rf"\[\s*(?P<name>{terminal('KIND')})\s*:"
     return Patterns(
-        head=re.compile(rf"\[\s*({terminal('KIND')})\s*:"),
+        head=re.compile(head),
         body=re.compile(body),
         extent=re.compile(body + r"\]"),
     )

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Final
 
-from tagparse.canonical import read_canonical
+from tagparse.canonical import CANONICAL_TAG, read_canonical
 from tagparse.grammar import patterns
 from tagparse.model import Diagnostic, ScanResult, Tag
 from tagparse.reading import read_span
@@ -14,26 +15,36 @@ _LINE_OR_BRACKET: Final = re.compile(r"[\[\]\n\r]")
 _LINE_END: Final = re.compile(r"[\n\r]")
 
 
+@cache
+def _canonical_or_head() -> re.Pattern[str]:
+    """A whole canonical tag (groups 1-3), else just a tag head (group ``name``)."""
+    return re.compile(f"{CANONICAL_TAG}|{patterns().head.pattern}")
+
+
 def scan(text: str, *, fast: bool = True) -> ScanResult:
     """Read every tag in ``text``, in order, with the repairs made; never raises.
 
-    Each tag head (``[`` known name ``:``) starts exactly one tag. ``fast=False`` reads every
-    tag with the grammar, skipping the canonical shortcut; results are the same by contract.
+    Each tag head (``[`` known name ``:``) starts exactly one tag: no head can lie inside
+    another tag's span (tags.lark, EXTENT). ``fast=False`` reads every tag with the grammar,
+    skipping the canonical shortcut; the results are the same by contract.
     """
     found = patterns()
     tags: list[Tag] = []
     diagnostics: list[Diagnostic] = []
-    for head in found.head.finditer(text):
-        start = head.start()
-        if fast:
-            tag = read_canonical(text, start)
+    for head in (_canonical_or_head() if fast else found.head).finditer(text):
+        name = head.group("name")
+        if name is None:  # a whole canonical tag matched
+            tag = read_canonical(head)
             if tag is not None:
                 tags.append(tag)
                 continue
-        kind = head.group(1).lower()
-        extent = found.extent.match(text, head.end())
+            name = head.group(1)
+        start = head.start()
+        kind = name.lower()
+        body_start = found.head.match(text, start).end()  # type: ignore[union-attr]
+        extent = found.extent.match(text, body_start)
         if extent is None:
-            end, reason = _unclosed(text, start, head.end())
+            end, reason = _unclosed(text, start, body_start)
             tags.append(Tag(kind, (), start, end, text[start:end], None, reason))
             diagnostics.append(Diagnostic(start, end, "malformed", reason))
             continue

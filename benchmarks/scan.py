@@ -1,0 +1,112 @@
+"""Throughput of tagparse.scan on a 10 MB GM transcript, against a bare regex scan for tag heads.
+
+Goal (tagparse brief): scan >= 60 MB/s and >= 1/3 of the bare scan's speed.
+Run from the repository root: .venv/bin/python benchmarks/scan.py
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import tagparse  # noqa: E402
+import tagparse.reading  # noqa: E402
+
+SIZE = 10_000_000
+REPEATS = 5
+WORDS = (
+    "the road bends north past the old mill and a cold wind carries rain over the moor while "
+    "Ada counts the coins in her purse and Bram watches the treeline for movement"
+).split()
+ITEMS = ["Hand axe", "Rope (50 ft)", "Torch", "Lantern", "Bedroll", "Waterskin", "Healing draught",
+         "Iron rations", "Crowbar", "Shortbow", "Quiver of arrows", "Map of the fens"]  # fmt: skip
+WHO = ["Ada", "Bram the Quiet", "Cid", "Dora"]
+STRAYS = ["[sighs]", "[1]", "[Note: the door is locked]", "[the map](map.png)", "[pause]"]
+
+
+def clean_tag(rng: random.Random) -> str:
+    item, who = rng.choice(ITEMS), rng.choice(WHO)
+    return rng.choice([
+        tagparse.render("inventory", [("action", "add"), ("item", item), ("who", who)]),
+        tagparse.render("inventory", [("action", "pay"), ("amount", f"{rng.randint(1, 40)} shillings")]),
+        tagparse.render("skill_check", [("skill", "Ward"), ("dc", str(rng.randint(1, 4))), ("who", who)]),
+        tagparse.render("loot", [("table", rng.choice(["forest", "crypt", "market"]))]),
+        tagparse.render("place", [("name", rng.choice(["The Drowned Inn", "Mill", "Fen road"]))]),
+    ])  # fmt: skip
+
+
+def answered_tag(rng: random.Random) -> str:
+    coins = rng.randint(1, 9)
+    return tagparse.render(
+        "inventory",
+        [("action", "pay"), ("amount", f"{coins} shillings"), ("who", rng.choice(WHO))],
+        [("ok", "true"), ("text", f"Paid with crowns ×1; shillings ×{coins} back.")],
+    )
+
+
+def tolerant_tag(rng: random.Random) -> str:
+    item, who, count = rng.choice(ITEMS), rng.choice(WHO), rng.randint(1, 20)
+    return rng.choice([
+        f"[inventory: action=“add” item=“{item}” who=“{who}”]",
+        f"[Inventory: Action=\"add\" item=\"{item}\" count=\"{count}\"]",
+        f"[inventory: action=add item='{item}' who={who}]",
+        f"[ inventory : action = \"add\" item = \"{item}\" ]",
+        f"[inventory: action=\"add\",\n  item=\"{item}\", count=\"{count}\"]",
+        f"[skill_check: skill=Ward dc={count % 4 + 1} who={who}]",
+    ])  # fmt: skip
+
+
+def corpus(rng: random.Random) -> str:
+    """About one tag per 500 characters: 75% clean, 15% answered, 10% tolerant; stray brackets."""
+    parts: list[str] = []
+    size = 0
+    while size < SIZE:
+        prose = " ".join(rng.choice(WORDS) for _ in range(rng.randint(60, 100)))
+        if rng.random() < 0.3:
+            prose += " " + rng.choice(STRAYS)
+        roll = rng.random()
+        tag = clean_tag(rng) if roll < 0.75 else answered_tag(rng) if roll < 0.9 else tolerant_tag(rng)
+        parts += (prose.capitalize(), ". ", tag, "\n" if rng.random() < 0.2 else " ")
+        size += len(prose) + len(tag) + 3
+    return "".join(parts)
+
+
+def best_of(run: Callable[[], object]) -> float:
+    """Best wall time of REPEATS runs, each with a cold Lark-reading cache."""
+    best = float("inf")
+    for _ in range(REPEATS):
+        tagparse.reading.read_span.cache_clear()
+        began = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - began)
+    return best
+
+
+def main() -> None:
+    import random
+
+    text = corpus(random.Random(1))
+    megabytes = len(text.encode("utf-8")) / 1e6
+    heads = re.compile(r"\[\s*(?:inventory|skill_check|place|loot|sheet)\s*:", re.IGNORECASE)
+    tagparse.scan("[loot:]")  # build the parser outside the timing
+    result = tagparse.scan(text)
+    malformed = sum(tag.malformed is not None for tag in result.tags)
+    bare_count = sum(1 for _ in heads.finditer(text))
+    scan_time = best_of(lambda: tagparse.scan(text))
+    bare_time = best_of(lambda: sum(1 for _ in heads.finditer(text)))
+    print(f"corpus: {megabytes:.1f} MB, {len(result.tags)} tags ({bare_count} heads), "
+          f"{len(result.diagnostics)} diagnostics, {malformed} malformed")  # fmt: skip
+    print(f"tagparse.scan:   {megabytes / scan_time:7.1f} MB/s")
+    print(f"bare re.finditer: {megabytes / bare_time:7.1f} MB/s")
+    print(f"ratio:            {bare_time / scan_time:7.2f}  (goal >= 0.33; scan goal >= 60 MB/s)")
+
+
+if __name__ == "__main__":
+    import random
+
+    main()
