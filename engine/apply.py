@@ -16,6 +16,10 @@ from .context import TurnContext
 from .game import Game
 from .state import State
 
+# The most tags one reply gets answered; the rest are refused unapplied, so a reply of 100,000
+# tags costs linear time, not 100,000 state changes.
+MAX_TAGS_PER_REPLY = 500
+
 Handler = Callable[[Game, State, Tag, TurnContext], tuple[State, Answer]]
 
 HANDLERS: dict[tuple[str, str | None], Handler] = {
@@ -110,8 +114,13 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag],
     ordinals: dict[str, int] = {}
     order = [i for i, t in enumerate(tags) if t.kind == "place"]
     order += [i for i, t in enumerate(tags) if t.kind != "place"]
-    for index in order:
+    for position, index in enumerate(order):
         tag = tags[index]
+        if position >= MAX_TAGS_PER_REPLY:
+            answers[index] = refused(tag, reasons.TOO_MANY_TAGS,
+                                     f"Only the first {MAX_TAGS_PER_REPLY} tags of a reply are "
+                                     "answered; this one was not applied.")
+            continue
         ordinal = ordinals.get(tag.kind, 0)
         ordinals[tag.kind] = ordinal + 1
         state, answers[index] = answer_tag(game, state, tag, ctx.for_tag(ordinal))

@@ -21,7 +21,7 @@ _ESCAPES: Final = str.maketrans({"\\": "\\\\", '"': '\\"', "[": "\\[", "\n": "\\
 # What a backslash pair reads as; \] is accepted too. Other pairs are repairs (Lark path only).
 UNESCAPES: Final[dict[str, str]] = {"\\": "\\", '"': '"', "[": "[", "]": "]", "n": "\n", "r": "\r"}
 
-_VALUE: Final = r'(?:[^"\\\n\r\[]|\\[\\"\[\]nr])*+'
+_VALUE: Final = r'(?:[^"\\\n\r\[]++|\\[\\"\[\]nr])*+'
 _ATTRIBUTES: Final = rf'(?: [a-z_][a-z0-9_]*="{_VALUE}")*+'
 _KINDS: Final = "|".join(sorted(TAG_KINDS))
 CANONICAL_TAG: Final = rf"\[({_KINDS}):({_ATTRIBUTES})(?: \|({_ATTRIBUTES}))?\]"

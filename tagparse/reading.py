@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from functools import lru_cache
 from typing import Final, NamedTuple
@@ -75,11 +76,12 @@ def read_span(span: str) -> Reading:
 def _failure(span: str, error: LarkError) -> str:
     """A one-line reason the span does not parse."""
     if isinstance(error, UnexpectedCharacters):
-        found = span[error.pos_in_stream]
+        position = error.pos_in_stream or 0
+        found = span[position]
         wanted = set(error.allowed or ())
         if found in _QUOTES and wanted & _VALUES:
-            return f"quote at column {error.pos_in_stream + 1} of the tag is never closed"
-        return _expected(wanted, _found(found), error.pos_in_stream)
+            return f"quote at column {position + 1} of the tag is never closed"
+        return _expected(wanted, _found(found), position)
     if isinstance(error, UnexpectedToken):
         position = error.token.start_pos
         return _expected(set(error.expected), _found(str(error.token)), position or 0)
@@ -199,7 +201,7 @@ class _Reader:
         spaces: list[tuple[int, int]] = []
         breaks: list[tuple[int, int]] = []
         commas: list[tuple[int, int]] = []
-        for before, after in zip(tokens, tokens[1:], strict=False):
+        for before, after in itertools.pairwise(tokens):
             gap_start, gap_end = before.end_pos or 0, after.start_pos or 0
             gap = self.span[gap_start:gap_end]
             if "\n" in gap or "\r" in gap:
@@ -217,7 +219,10 @@ class _Reader:
             )
         if breaks:
             self.note(
-                breaks[0][0], breaks[-1][1], "line-break", "tag is broken across lines; write it on one line"
+                breaks[0][0],
+                breaks[-1][1],
+                "line-break",
+                "tag is broken across lines; write it on one line",
             )
         if commas:
             self.note(

@@ -32,16 +32,14 @@ def scan(text: str, *, fast: bool = True) -> ScanResult:
     tags: list[Tag] = []
     diagnostics: list[Diagnostic] = []
     for head in (_canonical_or_head() if fast else found.head).finditer(text):
-        name = head.group("name")
-        if name is None:  # a whole canonical tag matched
+        if head.lastgroup is None:  # a whole canonical tag matched
             tag = read_canonical(head)
             if tag is not None:
                 tags.append(tag)
                 continue
-            name = head.group(1)
-        start = head.start()
-        kind = name.lower()
-        body_start = found.head.match(text, start).end()  # type: ignore[union-attr]
+            head = found.head.match(text, head.start())  # type: ignore[assignment]
+        start, body_start = head.span()
+        kind = head.group("name").lower()
         extent = found.extent.match(text, body_start)
         if extent is None:
             end, reason = _unclosed(text, start, body_start)

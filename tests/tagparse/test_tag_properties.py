@@ -69,7 +69,7 @@ def mutated_transcripts(draw: st.DrawFn) -> str:
     parts: list[str] = []
     for _ in range(draw(st.integers(1, 4))):
         parts.append(draw(st.sampled_from(["", "You walk on. ", "[sighs] ", "He says “hi”.\n"])))
-        values = st.text(alphabet=st.sampled_from('ab ×"\\[]|\n=\'“'), max_size=8)
+        values = st.text(alphabet=st.sampled_from("ab ×\"\\[]|\n='“"), max_size=8)
         pairs = draw(st.dictionaries(KEYS, values, max_size=3))
         answer = draw(st.none() | st.dictionaries(KEYS, values, max_size=2))
         parts.append(render(draw(KINDS), pairs.items(), None if answer is None else answer.items()))

@@ -182,7 +182,9 @@ def _one_tag(result: ScanResult) -> Tag:
     [row[1:] for row in TOLERATED],
     ids=[row[0] for row in TOLERATED],
 )
-def test_tags_tolerant_reading_repairs_and_reports(text: str, attrs: Pairs, codes: list[str]) -> None:
+def test_tags_tolerant_reading_repairs_and_reports(
+    text: str, attrs: Pairs, codes: list[str]
+) -> None:
     """DESIGN Tags: what models commonly write is read, and each repair is reported."""
     for fast in (True, False):
         result = scan(text, fast=fast)

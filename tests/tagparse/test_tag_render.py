@@ -67,9 +67,9 @@ def test_render_tag_canonicalises_a_repaired_tag() -> None:
 
 def test_render_tag_keeps_a_malformed_tag_as_written() -> None:
     """A malformed tag has no canonical form; render_tag returns its raw text unchanged."""
-    (tag,) = scan('[inventory: item=]').tags
+    (tag,) = scan("[inventory: item=]").tags
     assert tag.malformed is not None
-    assert render_tag(tag) == '[inventory: item=]'
+    assert render_tag(tag) == "[inventory: item=]"
 
 
 @pytest.mark.parametrize(
