@@ -67,10 +67,14 @@ def _attr_text(value: JsonValue) -> str:
 
 
 def answer_attrs(answer: Answer) -> list[tuple[str, str]]:
-    """The answer part of an answered tag: ``ok``, ``reason``, ``text``, then the record."""
+    """The answer part of an answered tag: ``ok``, ``reason``, ``text``, then the record.
+
+    Tag attribute names are case-insensitive and written lower case (tags.lark), so a record
+    key such as ``darkHighest`` (checks.md Appendix B) is written ``darkhighest``.
+    """
     attrs = [("ok", _attr_text(answer.ok))]
     if answer.reason is not None:
         attrs.append(("reason", answer.reason))
     attrs.append(("text", answer.text))
-    attrs.extend((key, _attr_text(value)) for key, value in answer.record.items())
+    attrs.extend((key.lower(), _attr_text(value)) for key, value in answer.record.items())
     return attrs

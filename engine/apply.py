@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from tagparse import Tag
 
-from . import bags, money, reasons
+from . import bags, checks, gear, loot, market, money, reasons
 from .answers import Answer, refused
 from .context import TurnContext
 from .game import Game
@@ -27,6 +27,17 @@ HANDLERS: dict[tuple[str, str | None], Handler] = {
     ("inventory", "remove"): bags.remove,
     ("inventory", "pay"): money.pay,
     ("inventory", "earn"): money.earn,
+    ("inventory", "set"): gear.set_count,
+    ("inventory", "give"): gear.give,
+    ("inventory", "equip"): gear.equip,
+    ("inventory", "unequip"): gear.unequip,
+    ("inventory", "bind"): gear.bind,
+    ("inventory", "unbind"): gear.unbind,
+    ("loot", None): loot.roll_tag,
+    ("place", None): market.place,
+    ("inventory", "buy"): market.buy,
+    ("inventory", "sell"): market.sell,
+    ("skill_check", None): checks.skill_check,
 }
 
 # The actions each tag kind has in the spec; those without a handler yet are answered
@@ -55,6 +66,17 @@ READS: dict[tuple[str, str | None], frozenset[str]] = {
     ("inventory", "remove"): frozenset({"action", "item", "count", "who"}),
     ("inventory", "pay"): frozenset({"action", "amount", "who"}),
     ("inventory", "earn"): frozenset({"action", "amount", "who"}),
+    ("inventory", "set"): frozenset({"action", "item", "count", "who"}),
+    ("inventory", "give"): frozenset({"action", "item", "count", "who", "to"}),
+    ("inventory", "equip"): frozenset({"action", "item", "who"}),
+    ("inventory", "unequip"): frozenset({"action", "item", "who"}),
+    ("inventory", "bind"): frozenset({"action", "item", "who"}),
+    ("inventory", "unbind"): frozenset({"action", "item", "who"}),
+    ("loot", None): frozenset({"table", "who"}),
+    ("place", None): frozenset({"name", "size", "day"}),
+    ("inventory", "buy"): frozenset({"action", "item", "count", "level", "seller", "who"}),
+    ("inventory", "sell"): frozenset({"action", "item", "count", "seller", "who"}),
+    ("skill_check", None): checks.READS,
 }
 
 

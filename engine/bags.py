@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tagparse import Tag
@@ -11,7 +12,9 @@ from . import reasons
 from .answers import Answer, accepted, refused
 from .context import TurnContext
 from .game import DEFAULT_STACK, MAX_STACKS_PER_BAG, Game
-from .state import Character, Stack, State
+from .ruleset import Item
+from .sheet import effect_part
+from .state import Character, InventedItem, Stack, State
 
 MAX_COUNT = 1_000_000  # the most one tag may add or remove at once
 
@@ -43,11 +46,44 @@ def parse_count(text: str | None) -> int | str:
     return count
 
 
-def find_thing(game: Game, name: str) -> Thing | None:
-    """ITM-NAME-1/2: a catalog item by label; a coin by id, label or ``one``; else None."""
+def stack_limit(item: Item) -> int:
+    """ITM-ENTRY-8..10: ``stack``, else the default; an item with charges stacks alone."""
+    if item.charges is not None:
+        return 1
+    return item.stack or DEFAULT_STACK
+
+
+def invented_named(state: State | None, name: str) -> InventedItem | None:
+    """ITM-NAME-3: the item the GM invented earlier under this name (any case)."""
+    if state is None:
+        return None
+    wanted = name.strip().casefold()
+    return next((i for i in state.invented if i.name.casefold() == wanted), None)
+
+
+def item_of(game: Game, state: State | None, ref: str | None) -> Item | None:
+    """The ruleset item a stack's ``item`` reference names: a catalog entry or an invented one."""
+    if ref is None:
+        return None
+    found = game.items.get(ref)
+    if found is not None:
+        return found.item
+    if state is not None:
+        for invented in state.invented:
+            if invented.ref == ref:
+                return invented.item
+    return None
+
+
+def find_thing(game: Game, name: str, state: State | None = None) -> Thing | None:
+    """ITM-NAME-1..3: a catalog item by label, an invented item by name, a coin by id, label
+    or ``one``; else None."""
     found = game.find_item(name)
     if found is not None:
         return Thing(found.label, found.ref, None, found.stack_limit, found.item.service)
+    invented = invented_named(state, name)
+    if invented is not None:
+        return Thing(invented.name, invented.ref, None, stack_limit(invented.item))
     wanted = name.strip().casefold()
     for coin_id, info in game.coins.items():
         names = {coin_id.casefold(), info.coin.label.casefold()}
@@ -93,8 +129,56 @@ def resolve_who(state: State, tag: Tag) -> int | Answer:
     return index
 
 
+def resolve_who_or_shared(state: State, tag: Tag) -> int | Answer | None:
+    """``who=``'s character, None without ``who=`` (the shared view, ITM-CARRY-5), or a
+    refusal for a name nobody in the party has."""
+    if not (tag.get("who") or "").strip():
+        return None
+    return resolve_who(state, tag)
+
+
+def cursed_bound(game: Game, state: State, stack: Stack) -> bool:
+    """ITM-BIND-3: a bound stack of a ``cursed`` item does not let go."""
+    if not stack.bound:
+        return False
+    item = item_of(game, state, stack.item)
+    return item is not None and effect_part(item, "binds").get("cursed") is True
+
+
+def add_thing(game: Game, state: State, tag: Tag, thing: Thing, count: int,
+              who: int | None, extra: dict[str, object] | None = None) -> tuple[State, Answer]:
+    """Put ``count`` of ``thing`` into ``who``'s bag or the shared view by the carry rule,
+    and say where it went and what stayed behind (ITM-CARRY-5..8, OQ-13)."""
+    from .carry import distribute, placement_text  # carry reads bags: imported when used
+
+    new_state, placements, left = distribute(game, state, thing, count, who)
+    if not placements:
+        target = state.characters[who].name if who is not None else "the party"
+        reason = reasons.NOTHING_CARRIED
+        room = ", ".join(c.name for c in state.characters)
+        text = f"Nobody in the party ({room}) can carry {thing.name} ×{count}; it stays behind."
+        if game.ruleset.items is None or game.ruleset.items.carry is None:
+            reason = reasons.TOO_MANY_STACKS
+            text = (f"{target}'s bag cannot take that many stacks (at most "
+                    f"{MAX_STACKS_PER_BAG}); nothing was added.")
+        elif who is not None:
+            text = (f"{target} cannot carry {thing.name} ×{count} without passing the carry "
+                    "limit; nothing was added.")
+        return state, refused(tag, reason, text)
+    record: dict[str, object] = {
+        "item": thing.item, "coin": thing.coin, "name": thing.name, "count": count - left,
+        "who": ", ".join(new_state.characters[i].name for i, _ in placements),
+    }
+    if left:
+        record["left"] = left
+    record.update(extra or {})
+    return new_state, accepted(tag, placement_text(new_state, thing.name, placements, left),
+                               record)
+
+
 def add(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, Answer]:
-    """``[inventory: action="add" item=... count=... who=...]`` (ITM-NAME-*, ITM-FREE-*)."""
+    """``[inventory: action="add" item=... count=... who=...]`` (ITM-NAME-*, ITM-FREE-*,
+    ITM-CARRY-5..8); an add that describes a new item is a proposal (ITM-PROP-*)."""
     name = (tag.get("item") or "").strip()
     if not name:
         return state, refused(tag, reasons.MISSING_ATTRIBUTE,
@@ -102,31 +186,27 @@ def add(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, An
     count = parse_count(tag.get("count"))
     if isinstance(count, str):
         return state, refused(tag, reasons.BAD_COUNT, count + ".")
-    who = resolve_who(state, tag)
+    who = resolve_who_or_shared(state, tag)
     if isinstance(who, Answer):
         return state, who
-    character = state.characters[who]
-    thing = find_thing(game, name)
+    thing = find_thing(game, name, state)
     if thing is not None and thing.service:  # ITM-SVC-3
         return state, refused(tag, reasons.SERVICE,
                               f"{thing.name} is a service: it is bought, never carried.")
+    from .invent import is_proposal, propose  # invent builds on bags: imported when used
+
+    if is_proposal(tag):
+        return propose(game, state, tag, name, count, who, thing)
     if thing is None:
         thing = Thing(name[:200], None, None, DEFAULT_STACK)
         block = game.ruleset.items
-        held = any(s.plain and s.name.casefold() == name.casefold() for s in character.bag)
+        held = any(s.plain and s.name.casefold() == name.casefold()
+                   for c in state.characters for s in c.bag
+                   if who is None or c is state.characters[who])
         if block is not None and not block.native and not held:  # ITM-FREE-4, ITM-FREE-5
             return state, refused(tag, reasons.NOT_RULESET_ITEM,
                                   f'"{name[:80]}" is not an item of this ruleset.')
-    bag = add_to_bag(character.bag, thing, count)
-    if bag is None:
-        return state, refused(tag, reasons.TOO_MANY_STACKS,
-                              f"{character.name}'s bag cannot take that many stacks "
-                              f"(at most {MAX_STACKS_PER_BAG}).")
-    new_state = state.with_character(who, character.model_copy(update={"bag": bag}))
-    record = {"item": thing.item, "coin": thing.coin, "name": thing.name, "count": count,
-              "who": character.name}
-    return new_state, accepted(tag, f"Added {thing.name} ×{count} to {character.name}'s bag.",
-                               record)
+    return add_thing(game, state, tag, thing, count, who)
 
 
 def _matches(stack: Stack, thing: Thing | None, name: str) -> bool:
@@ -135,21 +215,22 @@ def _matches(stack: Stack, thing: Thing | None, name: str) -> bool:
     return stack.name.casefold() == name.casefold()
 
 
-def take_from_bag(character: Character, thing: Thing | None, name: str,
-                  count: int) -> tuple[tuple[Stack, ...], int]:
+def take_from_bag(character: Character, thing: Thing | None, name: str, count: int,
+                  keep: Callable[[Stack], bool] | None = None) -> tuple[tuple[Stack, ...], int]:
     """Take ``count`` of a thing out of a bag: loose stacks first, last stack first.
 
-    Returns the new bag and how many the bag held in all (the bag is unchanged when it held
-    fewer than ``count``).
+    Stacks ``keep`` holds on to are never taken (a bound cursed item, ITM-BIND-3). Returns the
+    new bag and how many the bag could give in all (the bag is unchanged when that is fewer
+    than ``count``).
     """
-    held = sum(s.count for s in character.bag if _matches(s, thing, name))
+    takeable = [i for i, s in enumerate(character.bag)
+                if _matches(s, thing, name) and (keep is None or not keep(s))]
+    held = sum(character.bag[i].count for i in takeable)
     if held < count:
         return character.bag, held
     stacks = list(character.bag)
     left = count
-    order = sorted((i for i, s in enumerate(stacks) if _matches(s, thing, name)),
-                   key=lambda i: (not stacks[i].loose, -i))
-    for index in order:
+    for index in sorted(takeable, key=lambda i: (not stacks[i].loose, -i)):
         if left == 0:
             break
         moved = min(left, stacks[index].count)
@@ -171,14 +252,20 @@ def remove(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State,
     if isinstance(who, Answer):
         return state, who
     character = state.characters[who]
-    thing = find_thing(game, name)
-    bag, held = take_from_bag(character, thing, name, count)
+    thing = find_thing(game, name, state)
     label = thing.name if thing is not None else name[:200]
-    if held == 0:
+    total = sum(s.count for s in character.bag if _matches(s, thing, name))
+    bag, free = take_from_bag(character, thing, name, count,
+                              keep=lambda s: cursed_bound(game, state, s))
+    if total == 0:
         return state, refused(tag, reasons.NOT_HELD, f"{character.name} has no {label}.")
-    if held < count:
+    if total < count:
         return state, refused(tag, reasons.NOT_ENOUGH,
-                              f"{character.name} has only {label} ×{held}, not {count}.")
+                              f"{character.name} has only {label} ×{total}, not {count}.")
+    if free < count:  # ITM-BIND-3: a bound cursed item is never removed
+        return state, refused(tag, reasons.CURSED,
+                              f"{label} is cursed and bound to {character.name}: it cannot be "
+                              'removed until the curse ends (the GM\'s action="unbind").')
     new_state = state.with_character(who, character.model_copy(update={"bag": bag}))
     record = {"item": thing.item if thing else None, "coin": thing.coin if thing else None,
               "name": label, "count": count, "who": character.name}

@@ -9,9 +9,11 @@ from tagparse import Tag
 
 from . import reasons
 from .answers import Answer, accepted, refused
-from .bags import Thing, add_to_bag, resolve_who, take_from_bag
+from .bags import Thing, add_to_bag, resolve_who, resolve_who_or_shared, take_from_bag
+from .carry import distribute
 from .context import TurnContext
 from .game import DEFAULT_STACK, MAX_STACKS_PER_BAG, CoinInfo, Game
+from .layers import removed_coins
 from .ruleset import Cost, Currency
 from .state import Character, JournalEntry, State
 
@@ -47,14 +49,6 @@ def coin_named(game: Game, name: str, state: State | None = None) -> CoinInfo | 
         if wanted in names and coin_id not in removed:
             return info
     return None
-
-
-def removed_coins(game: Game, state: State | None) -> frozenset[str]:
-    """Coins the game's layers take out of play (ITM-MONEY, layers page)."""
-    if state is None or not state.layers:
-        return frozenset()
-    return frozenset(coin for layer in game.ruleset.layers if layer.id in state.layers
-                     for coin in layer.coins)
 
 
 def parse_amount(game: Game, state: State, text: str | None) -> Amount | tuple[str, str]:
@@ -179,22 +173,30 @@ def earn(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, A
     amount = parse_amount(game, state, tag.get("amount"))
     if isinstance(amount, tuple):
         return state, refused(tag, *amount)
-    who = resolve_who(state, tag)
+    who = resolve_who_or_shared(state, tag)
     if isinstance(who, Answer):
         return state, who
-    character = state.characters[who]
-    bag = add_to_bag(character.bag, coin_thing(amount.coin), amount.count)
-    if bag is None:
-        return state, refused(tag, reasons.TOO_MANY_STACKS,
-                              f"{character.name}'s bag cannot take that many stacks "
-                              f"(at most {MAX_STACKS_PER_BAG}).")
+    # ITM-EARN-2: into who='s bag, or by the carry rule; coins weigh by perWeight (ITM-MONEY-2).
+    new_state, placements, left = distribute(game, state, coin_thing(amount.coin),
+                                             amount.count, who)
+    if not placements:
+        target = state.characters[who].name if who is not None else "Nobody in the party"
+        return state, refused(tag, reasons.NOTHING_CARRIED,
+                              f"{target} can carry none of {count_text(amount.coin, amount.count)}"
+                              "; nothing was added.")
+    received = [(new_state.characters[i].name, count_text(amount.coin, n)) for i, n in placements]
+    journal = tuple(JournalEntry(turn=ctx.turn_label, text=f"{name} earned {shown}.")
+                    for name, shown in received)
+    new_state = new_state.model_copy(update={"journal": (*state.journal, *journal)})
     shown = count_text(amount.coin, amount.count)
-    journal = JournalEntry(turn=ctx.turn_label, text=f"{character.name} earned {shown}.")
-    new_state = state.with_character(who, character.model_copy(update={"bag": bag}))
-    new_state = new_state.model_copy(update={"journal": (*state.journal, journal)})
-    record = {"who": character.name, "amount": shown, "coin": amount.coin.coin.id,
-              "count": amount.count}
-    return new_state, accepted(tag, f"{character.name} receives {shown}.", record)
+    text = "; ".join(f"{name} receives {part}" for name, part in received) + "."
+    if left:  # ITM-CARRY-7
+        text += f" {count_text(amount.coin, left)} stay behind: nobody can carry more."
+    record: dict[str, object] = {"who": ", ".join(name for name, _ in received), "amount": shown,
+                                 "coin": amount.coin.coin.id, "count": amount.count - left}
+    if left:
+        record["left"] = left
+    return new_state, accepted(tag, text, record)
 
 
 def purse_line(game: Game, character: Character, state: State | None = None) -> str:

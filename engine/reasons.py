@@ -21,3 +21,37 @@ CANNOT_AFFORD = "cannot-afford"  # ITM-PAY-7, ITM-BUY-14
 UNKNOWN_COIN = "unknown-coin"  # ITM-PAY-8, ITM-EARN-3
 NO_CURRENCIES = "no-currencies"  # ITM-PAY-9, ITM-EARN-3
 BAD_AMOUNT = "bad-amount"  # engine: amount= is not a whole count and a coin (ITM-PAY-2)
+CURSED = "cursed"  # ITM-BIND-3: a bound cursed item is not unequipped, given or removed
+NO_SLOTS = "no-slots"  # ITM-CMD-1: equip/unequip in a ruleset without slots
+NO_BINDING = "no-binding"  # ITM-CMD-2: bind/unbind in a ruleset without binding
+NOT_EQUIPPABLE = "not-equippable"  # ITM-SLOT-1: the item takes no slots
+NOT_BINDABLE = "not-bindable"  # ITM-BIND-1: the item has no binds
+SLOTS_FULL = "slots-full"  # ITM-SLOT-1: the bearer does not have those slots free
+BINDING_FULL = "binding-full"  # ITM-BIND-1: already binding.max items bound
+ALREADY = "already"  # engine: equip an equipped item, bind a bound one, and so on
+NO_PROPOSALS = "no-proposals"  # ITM-PROP-2, OQ-14: propose: false forbids inventing
+NO_LOOT_TABLES = "no-loot-tables"  # engine: [loot:] in a ruleset without lootTables (ITM-LOOT-4)
+UNKNOWN_TABLE = "unknown-table"  # engine, OQ-38: table= names no loot table
+NO_RESOLUTION = "no-resolution"  # CHK-GEN-1: [skill_check:] in a ruleset without "resolution"
+UNKNOWN_SKILL = "unknown-skill"  # engine, CHK-GEN-A1: skill= names no skill of the sheet
+UNKNOWN_SAVE = "unknown-save"  # engine, CHK-GEN-A1, OQ-CHK-6: save= names no save of the sheet
+UNKNOWN_ABILITY = "unknown-ability"  # engine, CHK-GEN-A1, OQ-CHK-6: ability= names no ability
+MISSING_DIFFICULTY = "missing-difficulty"  # OQ-CHK-10: a check with no dc= nor difficulty=
+UNKNOWN_GEAR = "unknown-gear"  # engine: a starting gear id the ruleset lacks
+BAD_SELECTION = "bad-selection"  # engine: choices/oneOf that do not pick an option (ITM-GEAR-5)
+ALREADY_TAKEN = "already-taken"  # engine, ITM-GEAR-12: the group again without confirming
+NOTHING_LEFT = "nothing-left"  # engine, ITM-GEAR-19: a layer took out everything
+TOO_HEAVY = "too-heavy"  # engine, ITM-GEAR-16, OQ-42: past the bearer's carry limit
+NO_MARKET = "no-market"  # engine, ITM-MKTV-3: buy/sell in a ruleset without items.market
+UNKNOWN_SIZE = "unknown-size"  # engine, ITM-PLACE-3, OQ-45: a place size the market lacks
+NO_PLACE = "no-place"  # ITM-BUY-8, ITM-SELL-4, OQ-46: no market place is in effect
+UNKNOWN_LEVEL = "unknown-level"  # ITM-BUY-9: a price level the market does not have
+UNKNOWN_ITEM = "unknown-item"  # ITM-BUY-9: an item the ruleset does not have
+NOT_FOR_SALE = "not-for-sale"  # ITM-BUY-10, ITM-SELL-4, ITM-MKT-19..21: no price
+NOT_HERE = "not-here"  # ITM-BUY-11: a place too small for the item
+NO_SELLER = "no-seller"  # ITM-BUY-12, OQ-47: nobody here sells it (or an unknown seller)
+NOT_TO_YOU = "not-to-you"  # ITM-BUY-13: the buyer does not meet the seller's only
+SOLD_OUT = "sold-out"  # ITM-BUY-15, ITM-DAY-9: today's limited stock is sold
+CANNOT_CARRY = "cannot-carry"  # engine, ITM-BUY-14, ITM-SELL-6, OQ-48: bought goods or coins
+NOT_BOUGHT = "not-bought"  # ITM-SELL-4, ITM-DAY-14/15: nobody here buys it
+PURSE_SPENT = "purse-spent"  # ITM-SELL-4, ITM-DAY-17, OQ-55: today's purse cannot pay it

@@ -5,12 +5,14 @@ items a character owns (``itemStat``, spec/items.md §6). Read at exactly the mo
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+from pydantic import BaseModel
+
 from .game import CatalogItem, Game
-from .ruleset import ValueRef
-from .state import Character, Stack
+from .ruleset import Item, ValueRef
+from .state import Character, Stack, State
 
 MAX_DERIVED_DEPTH = 64  # derived values may read each other; cycles are refused at load
 
@@ -18,45 +20,139 @@ MAX_DERIVED_DEPTH = 64  # derived values may read each other; cycles are refused
 def ability_modifier(game: Game, score: float) -> float:
     """CHK-GEN-4..7: turn an ability score into the number a check uses."""
     resolution = game.ruleset.resolution
-    rule: Any = getattr(resolution, "ability_modifier", None) if resolution else None
-    if rule is None and resolution is not None and resolution.model_extra:
-        rule = resolution.model_extra.get("abilityModifier")
-    op = rule.get("op", "identity") if isinstance(rule, dict) else getattr(rule, "op", "identity")
-    if op == "floorHalfMinusTen":  # CHK-GEN-6, OQ-CHK-1: the 5e rule, true floor
+    if resolution is None:
+        return score
+    rule = resolution.ability_modifier
+    if rule.op == "floorHalfMinusTen":  # CHK-GEN-6, OQ-CHK-1: the 5e rule, true floor
         return math.floor((score - 10) / 2)
-    if op == "stepTable":  # CHK-GEN-7, OQ-CHK-2: last row whose score <= the sheet score
-        rows = rule.get("rows", []) if isinstance(rule, dict) else getattr(rule, "rows", [])
+    if rule.op == "stepTable":  # CHK-GEN-7, OQ-CHK-2: last row whose score <= the sheet score
+        rows = sorted(rule.rows or [])
         result = rows[0][1] if rows else score
         for row_score, number in rows:
             if row_score <= score:
                 result = number
-        return float(result)
+        return result
     return score
 
 
-def is_worn(entry: CatalogItem, stack: Stack) -> bool:
+def item_is_worn(item: Item, stack: Stack) -> bool:
     """ITM-ISTAT-3: slots while equipped, binds while bound, both while both; else never."""
-    takes_slots = bool(entry.item.slots)
-    binds = entry.item.binds is not None
+    takes_slots = bool(item.slots)
+    binds = item.binds is not None
     if not takes_slots and not binds:
         return False
     return (not takes_slots or stack.equipped) and (not binds or stack.bound)
 
 
+def is_worn(entry: CatalogItem, stack: Stack) -> bool:
+    """ITM-ISTAT-3 for a catalog item (see :func:`item_is_worn`)."""
+    return item_is_worn(entry.item, stack)
+
+
+def effect_part(item: Item, which: str) -> Mapping[str, Any]:
+    """An item's ``worn``/``carried``/``binds`` value as plain JSON keys, whatever model type
+    the ruleset package gives it (one place to change when those keys get their own types)."""
+    value: Any = getattr(item, which, None)
+    if value is None:
+        return {}
+    if isinstance(value, BaseModel):
+        dumped: dict[str, Any] = value.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return dumped
+    return value if isinstance(value, Mapping) else {}
+
+
+def _owned_items(game: Game, character: Character,
+                 state: State | None) -> Iterator[tuple[str, Item, Stack]]:
+    """Every ruleset item in the bag (catalog or invented) with its reference and stack."""
+    for stack in character.bag:
+        if stack.item is None:
+            continue
+        found = game.items.get(stack.item)
+        item = found.item if found is not None else None
+        if item is None and state is not None:
+            item = next((i.item for i in state.invented if i.ref == stack.item), None)
+        if item is not None:
+            yield stack.item, item, stack
+
+
+def active_parts(game: Game, character: Character,
+                 state: State | None = None) -> list[tuple[str, Item, Mapping[str, Any]]]:
+    """The ``worn`` or ``carried`` part each owned item applies now (ITM-WORN-1), once per
+    item however many stacks of it the character owns (ITM-WORN-8); a worn copy wins over a
+    merely carried one. In bag order, as (reference, item, part)."""
+    worn: dict[str, bool] = {}
+    items: dict[str, Item] = {}
+    for ref, item, stack in _owned_items(game, character, state):
+        items[ref] = item
+        worn[ref] = worn.get(ref, False) or item_is_worn(item, stack)
+    return [(ref, item, effect_part(item, "worn" if worn[ref] else "carried"))
+            for ref, item in items.items()]
+
+
+def effective_abilities(game: Game, character: Character | None,
+                        state: State | None = None) -> dict[str, float]:
+    """ITM-ABIL-1..5: ability scores after what worn and carried items set and add.
+
+    ``score = max(score + Σadd, max(set))``, then the ability's own ``min``/``max`` clamp it.
+    """
+    scores: dict[str, float] = {row.id: row.default for row in game.ruleset.sheet.abilities}
+    if character is None:
+        return scores
+    scores.update(character.abilities)
+    adds: dict[str, float] = {}
+    sets: dict[str, float] = {}
+    for _, _, part in active_parts(game, character, state):
+        changes = part.get("abilities")
+        if not isinstance(changes, Mapping):
+            continue
+        for ability, change in changes.items():
+            if not isinstance(change, Mapping):
+                continue
+            add = change.get("add")
+            if isinstance(add, int | float) and not isinstance(add, bool):
+                adds[ability] = adds.get(ability, 0) + add
+            floor = change.get("set")
+            if isinstance(floor, int | float) and not isinstance(floor, bool):
+                sets[ability] = max(sets.get(ability, floor), floor)
+    for row in game.ruleset.sheet.abilities:
+        if row.id not in adds and row.id not in sets:
+            continue
+        score = scores[row.id] + adds.get(row.id, 0)
+        if row.id in sets:
+            score = max(score, sets[row.id])
+        scores[row.id] = min(max(score, row.min), row.max)
+    return scores
+
+
 class SheetView:
     """One character's sheet as the ruleset declares it, with the character's own values."""
 
-    def __init__(self, game: Game, character: Character | None) -> None:
+    def __init__(self, game: Game, character: Character | None, state: State | None = None,
+                 items_apply: bool = True) -> None:
         self.game = game
         self.character = character  # None reads an empty sheet (ITM-BIND-2, ITM-ISTAT-18)
+        self.state = state  # for the items the GM invented (ITM-PROP-22)
+        # ITM-ABIL-4: items change abilities before the sheet is computed; ITM-ABIL-6: pool and
+        # track maxima (and binding.max, carry) read the sheet alone.
+        self.items_apply = items_apply
+        self._abilities: dict[str, float] | None = None
 
     def ability_score(self, ability: str) -> float:
+        if self.items_apply and self.character is not None:
+            if self._abilities is None:
+                self._abilities = effective_abilities(self.game, self.character, self.state)
+            if ability in self._abilities:
+                return self._abilities[ability]
         if self.character is not None and ability in self.character.abilities:
             return self.character.abilities[ability]
         for row in self.game.ruleset.sheet.abilities:
             if row.id == ability:
                 return row.default
         return 0
+
+    def unchanged(self) -> SheetView:
+        """The same character's sheet without what items change (ITM-ABIL-6)."""
+        return SheetView(self.game, self.character, self.state, items_apply=False)
 
     def field(self, field: str) -> float:
         value: Any = self.character.fields.get(field) if self.character else None
@@ -71,8 +167,8 @@ class SheetView:
         if self.character is not None and pool in self.character.pools:
             return self.character.pools[pool]
         for row in self.game.ruleset.live.pools:
-            if row.id == pool:
-                return self.value(row.max, depth + 1)
+            if row.id == pool:  # ITM-ABIL-6: a pool's max reads the unchanged sheet
+                return self.unchanged().value(row.max, depth + 1)
         return 0
 
     def derived(self, derived: str, depth: int = 0) -> float:
@@ -93,14 +189,12 @@ class SheetView:
             return total
         return sum(values)
 
-    def owned(self) -> Iterator[tuple[CatalogItem, Stack]]:
-        """ITM-ISTAT-14/16: the ruleset items in the character's own bag."""
+    def owned(self) -> Iterator[tuple[Item, Stack]]:
+        """ITM-ISTAT-14/16: the ruleset items (catalog or invented) in the character's bag."""
         if self.character is None:
             return
-        for stack in self.character.bag:
-            entry = self.game.items.get(stack.item) if stack.item else None
-            if entry is not None:
-                yield entry, stack
+        for _, item, stack in _owned_items(self.game, self.character, self.state):
+            yield item, stack
 
     def item_stat(self, spec: dict[str, Any]) -> float:
         """ITM-ISTAT-2..10: read a stat off the selected items."""
@@ -110,12 +204,11 @@ class SheetView:
         default = spec.get("default", 0)
         stats = {s.id: s for s in (self.game.ruleset.items.stats if self.game.ruleset.items
                                    else [])}
-        values: list[tuple[float | None, int]] = []
-        for entry, stack in self.owned():
-            worn = is_worn(entry, stack)
+        values: list[tuple[Any, int]] = []
+        for item, stack in self.owned():
+            worn = item_is_worn(item, stack)
             if (source == "worn" and not worn) or (source == "carried" and worn):
                 continue
-            item = entry.item
             if "slot" in spec and spec["slot"] not in item.slots:
                 continue
             if "category" in spec and spec["category"] != item.category:
@@ -126,11 +219,12 @@ class SheetView:
             if stat is not None:
                 # OQ-3: the explicit value, else the stat's default.
                 value = item.stats.get(stat, stats[stat].default if stat in stats else None)
-            values.append((value if isinstance(value, int | float) else None, stack.count))
-        if pick == "count":
+            values.append((value, stack.count))
+        if pick == "count":  # ITM-ISTAT-8: any stat the item gives, number or not
             counted = [c for v, c in values if stat is None or v is not None]
             return sum(counted) if counted else default
-        numbers = [(v, c) for v, c in values if v is not None and not isinstance(v, bool)]
+        numbers = [(v, c) for v, c in values
+                   if isinstance(v, int | float) and not isinstance(v, bool)]
         if not numbers:
             return float(default)
         if pick == "max":

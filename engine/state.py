@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .ruleset import Item
+
 STATE_FORMAT: Literal["gmtags-state/1"] = "gmtags-state/1"
 
 
@@ -58,17 +60,48 @@ class Character(StateModel):
     pools: dict[str, int] = Field(default_factory=dict)
     conditions: tuple[str, ...] = ()
     bag: tuple[Stack, ...] = ()
+    gear_taken: tuple[str, ...] = ()  # ITM-GEAR-11: starting-gear groups already taken
+
+
+class Taken(StateModel):
+    """What the party bought today of a limited item (``seller`` None: the place's shelves) or
+    of one seller's stock (ITM-DAY-9, ITM-DAY-11)."""
+
+    item: str  # catalog reference
+    seller: str | None = None
+    count: int = Field(ge=1)
 
 
 class Place(StateModel):
+    """Where the party is (ITM-PLACE-4) and the market day there (ITM-DAY-2..5).
+
+    ``began`` is the position of the ``[place:]`` answer that began the day — (session,
+    GM-reply, place tag of the reply), never the swipe — so every roll of the day is a pure
+    function of the visible transcript (ITM-DAY-5, OQ-50). ``taken`` and ``paid_out`` are the
+    day's ledger, rebuilt from the day's visible replies by the fold.
+    """
+
     name: str
-    size: str | None = None
+    size: str | None = None  # place size id; None: a place without a market (ITM-PLACE-2)
     day: int = 1
+    began: tuple[int, ...] = ()
+    taken: tuple[Taken, ...] = ()
+    paid_out: int = Field(default=0, ge=0)  # ITM-DAY-17: in the purse family's smallest coin
 
 
 class JournalEntry(StateModel):
     turn: str
     text: str
+
+
+class InventedItem(StateModel):
+    """An item the GM invented in the ruleset's terms (ITM-PROP-20): its name is that item for
+    the rest of the game; ``ref`` is what stacks of it carry in ``Stack.item``."""
+
+    name: str
+    ref: str  # "invented/<n>": never a catalog reference (catalog ids have no such catalog)
+    item: Item
+    summary: str | None = None
 
 
 class State(StateModel):
@@ -82,6 +115,7 @@ class State(StateModel):
     characters: tuple[Character, ...]
     place: Place | None = None
     journal: tuple[JournalEntry, ...] = ()
+    invented: tuple[InventedItem, ...] = ()  # ITM-PROP-20/21, by name
 
     def character_index(self, name: str | None) -> int | None:
         """The character a ``who=`` names (any case), or the player's without a name."""

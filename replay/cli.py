@@ -197,3 +197,17 @@ def demo(fmt: str) -> None:
     else:
         _print_text(result)
 
+
+from .recording_cli import export_state_command, record_command, regress_command  # noqa: E402
+
+main.add_command(record_command)
+main.add_command(regress_command)
+main.add_command(export_state_command)
+
+from .stage.cli import serve  # noqa: E402
+
+main.add_command(serve)
+
+from .report_cli import report_command  # noqa: E402
+
+main.add_command(report_command)

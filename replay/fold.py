@@ -13,6 +13,7 @@ from typing import Any
 
 import tagparse
 from engine import Answer, Game, State, TurnContext, apply_reply
+from engine.events import apply_event
 
 from .transcript import Message, Transcript
 
@@ -78,6 +79,7 @@ def replay(game: Game, transcript: Transcript, state: State,
     flat = transcript.messages()
     total = len(flat)
     replies: dict[int, int] = {}
+    events: dict[tuple[int, int], int] = {}
     last_session = -1
     for index, (session, _, message) in enumerate(flat):
         if session != last_session:
@@ -95,11 +97,14 @@ def replay(game: Game, transcript: Transcript, state: State,
                                TurnContext(state.seed, turn_key(state, session, reply, message)),
                                answers, diagnostics)
         elif message.role == "event" and not message.hidden:
-            diagnostics.append(Diagnostic(
-                "unsupported-event",
-                f"event {str((message.event or {}).get('action'))[:40]!r} is not applied by "
-                "this version of gmtags",
-                message=index, line=message.source_line))
+            # Host actions apply at their position; their dice are keyed by the turn they
+            # follow and their order since it (stream kind "event", never a tag kind).
+            reply = replies.get(session, 0)
+            events[(session, reply)] = ordinal = events.get((session, reply), 0)
+            events[(session, reply)] += 1
+            ctx = TurnContext(state.seed, (session, reply), ordinal)
+            state, answer = apply_event(game, state, message.event or {}, message.name, ctx)
+            answers.append(MessageAnswer(index, answer))
         if on_message is not None:
             on_message(index, state)
         if progress is not None:

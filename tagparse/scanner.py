@@ -24,20 +24,28 @@ def _canonical_or_head() -> re.Pattern[str]:
 def scan(text: str, *, fast: bool = True) -> ScanResult:
     """Read every tag in ``text``, in order, with the repairs made; never raises.
 
-    Each tag head (``[`` known name ``:``) starts exactly one tag: no head can lie inside
-    another tag's span (tags.lark, EXTENT). ``fast=False`` reads every tag with the grammar,
+    Each tag head (``[`` known name ``:``) outside a tag starts exactly one tag; text that
+    looks like a head inside a tag's span (an escaped ``\\[`` in a quoted value) is part of
+    that tag (tags.lark, EXTENT). ``fast=False`` reads every tag with the grammar,
     skipping the canonical shortcut; the results are the same by contract.
     """
     found = patterns()
     tags: list[Tag] = []
     diagnostics: list[Diagnostic] = []
-    for head in (_canonical_or_head() if fast else found.head).finditer(text):
+    pattern = _canonical_or_head() if fast else found.head
+    # Search on from the end of each tag, not of its head: an escaped "\[" inside a quoted
+    # value can look like a head ("\[loot:") and must not start a tag inside another one.
+    position = 0
+    while (head := pattern.search(text, position)) is not None:
         if head.lastgroup is None:  # a whole canonical tag matched
             tag = read_canonical(head)
             if tag is not None:
                 tags.append(tag)
+                position = head.end()
                 continue
-            head = found.head.match(text, head.start())  # type: ignore[assignment]
+            reread = found.head.match(text, head.start())
+            assert reread is not None  # every canonical tag begins with a head
+            head = reread
         start, body_start = head.span()
         kind = head.group("name").lower()
         extent = found.extent.match(text, body_start)
@@ -45,8 +53,10 @@ def scan(text: str, *, fast: bool = True) -> ScanResult:
             end, reason = _unclosed(text, start, body_start)
             tags.append(Tag(kind, (), start, end, text[start:end], None, reason))
             diagnostics.append(Diagnostic(start, end, "malformed", reason))
+            position = max(end, body_start)
             continue
         end = extent.end()
+        position = max(end, body_start)
         raw = text[start:end]
         reading = read_span(raw)
         if reading.malformed is not None:

@@ -1,14 +1,23 @@
 """The ruleset file as typed, frozen pydantic models, split by block."""
 
 from .base import Labelled, RulesetModel
-from .items import Catalog, Coin, Cost, Currency, Entry, Item, ItemBlock, Stat
-from .problems import Problem, RulesetError, validate, version_tuple
+from .combat import Attack, Charges, StatRead, Toggle, Use
+from .fakes import RevealWay, Tell
+from .gear import GearLine, StartingGear
+from .items import Binds, Catalog, Coin, Cost, Currency, Entry, Item, ItemBlock, Sold, Stat
+from .loot import ItemFilter, LootRow, LootTable
+from .market import Market, Place, PriceLevel, Seller, SoldRule
+from .pointers import Problem, RulesetError
+from .problems import validate
 from .ruleset import Resolution, Ruleset
 from .sheet import Sheet
-from .values import ValueRef
+from .values import ItemStatRef, Threshold, ValueRef
+from .versions import version_tuple
 
 __all__ = [
-    "Catalog", "Coin", "Cost", "Currency", "Entry", "Item", "ItemBlock", "Labelled", "Problem",
-    "Resolution", "Ruleset", "RulesetError", "RulesetModel", "Sheet", "Stat", "ValueRef",
-    "validate", "version_tuple",
+    "Attack", "Binds", "Catalog", "Charges", "Coin", "Cost", "Currency", "Entry", "GearLine",
+    "Item", "ItemBlock", "ItemFilter", "ItemStatRef", "Labelled", "LootRow", "LootTable", "Market",
+    "Place", "PriceLevel", "Problem", "Resolution", "RevealWay", "Ruleset", "RulesetError",
+    "RulesetModel", "Seller", "Sheet", "Sold", "SoldRule", "StartingGear", "Stat", "StatRead",
+    "Tell", "Threshold", "Toggle", "Use", "ValueRef", "validate", "version_tuple",
 ]

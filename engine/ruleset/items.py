@@ -6,7 +6,13 @@ from typing import Any, Literal
 
 from pydantic import Field, NonNegativeInt
 
-from .base import Id, Label, Labelled, RulesetModel, Text
+from .base import CountOrDice, Id, ItemRef, Label, Labelled, RulesetModel, Text
+from .combat import Attack, Charges, Toggle, Use
+from .effects import Effects, Requirement
+from .fakes import RevealWay, Tell
+from .gear import StartingGear
+from .loot import LootTable
+from .market import Market
 from .values import ValueRef
 
 StatValue = bool | int | float | str
@@ -18,11 +24,15 @@ class Stat(Labelled):
     type: Literal["number", "text", "boolean", "enum", "dice"]
     min: float | None = None
     max: float | None = None
-    values: list[Label] | None = Field(default=None, max_length=48)
+    values: list[Label] | None = Field(default=None, min_length=1, max_length=48)
+    """The words of an ``enum`` stat."""
     default: StatValue | None = None
-    integer: bool = True  # ITM-BLOCK-9
-    prompt_visible: bool = True  # ITM-BLOCK-10
-    example: str | None = None
+    """OQ-3: the value of an item that leaves the stat unset."""
+    integer: bool = True
+    """ITM-BLOCK-9: a number stat takes whole numbers unless ``false``."""
+    prompt_visible: bool = True
+    """ITM-BLOCK-10/11: ``false`` keeps the value from the GM."""
+    example: str | None = Field(default=None, max_length=120)
 
 
 class Slot(Labelled):
@@ -36,6 +46,7 @@ class Binding(RulesetModel):
 
     label: Label
     max: ValueRef
+    """ITM-BLOCK-15: read from the sheet, never live state."""
 
 
 class Carry(RulesetModel):
@@ -44,7 +55,8 @@ class Carry(RulesetModel):
     stat: Id
     encumbered_above: ValueRef
     limit: ValueRef | None = None
-    unit: str | None = Field(default=None, max_length=12)
+    unit: str | None = Field(default=None, min_length=1, max_length=12)
+    """ITM-BLOCK-20 (v1.791): the unit a weight is counted in, e.g. "lb"."""
 
 
 class Coin(Labelled):
@@ -52,19 +64,25 @@ class Coin(Labelled):
 
     value: int = Field(ge=1, le=1_000_000_000)
     one: Label | None = None
+    """ITM-CUR-7 (v1.89): the name for exactly one."""
 
 
 class Currency(Labelled):
     """ITM-CUR-1: a family of coins that convert into each other by value."""
 
-    per_weight: int | None = Field(default=None, ge=1)
+    per_weight: int | None = Field(default=None, ge=1, le=1_000_000)
+    """ITM-CUR-8: how many coins weigh one unit of the carry stat (needs ``carry``)."""
     units: list[Coin] = Field(min_length=1, max_length=10)
 
 
 class RarityCap(RulesetModel):
+    """ITM-CAPS-1..6 (v1.51): caps on what a GM-invented item of a rarity may give."""
+
     rarity: Id
-    stats: dict[Id, float] = Field(default_factory=dict)
-    bonus: int | None = None
+    stats: dict[Id, float] = Field(default_factory=dict, max_length=24)
+    """ITM-CAPS-2: number stat id → the largest value."""
+    bonus: int | None = Field(default=None, ge=0, le=100)
+    """ITM-CAPS-3 (v1.53): the largest fixed bonus of a worn/carried modifier."""
 
 
 class ItemBlock(RulesetModel):
@@ -79,17 +97,23 @@ class ItemBlock(RulesetModel):
     carry: Carry | None = None
     currencies: list[Currency] = Field(default_factory=list, max_length=6)  # ITM-CUR-1
     rarity_caps: list[RarityCap] = Field(default_factory=list, max_length=12)
-    propose: bool = True  # ITM-BLOCK-21
-    native: bool = True  # ITM-BLOCK-22
-    freeform: Literal["plain", "refuse"] = "plain"  # ITM-BLOCK-23
-    # Blocks whose rules later capabilities implement; kept as the author wrote them.
-    loot_tables: list[dict[str, Any]] = Field(default_factory=list, max_length=24)
-    starting_gear: list[dict[str, Any]] = Field(default_factory=list, max_length=96)
-    market: dict[str, Any] | None = None
-    names_it_at: Any = None
-    passive_base: Any = None
-    warn_by: Any = None
-    reveals_fakes: Any = None
+    propose: bool = True
+    """ITM-BLOCK-21 (v1.51): ``false`` forbids the GM to invent items."""
+    native: bool = True
+    """ITM-BLOCK-22: ``false`` turns off plain (untyped) items."""
+    freeform: Literal["plain", "refuse"] = "plain"
+    """ITM-BLOCK-23: what becomes of an item the player types."""
+    loot_tables: list[LootTable] = Field(default_factory=list, max_length=24)  # ITM-BLOCK-24
+    starting_gear: list[StartingGear] = Field(default_factory=list, max_length=96)
+    market: Market | None = None
+    names_it_at: int | None = Field(default=None, ge=0, le=100)
+    """ITM-INSP-5 (v1.802): a tell won by this much also names the fake."""
+    passive_base: int = Field(default=10, ge=0, le=100)
+    """ITM-NOTICE-1 (v1.802): the base of a check made without dice."""
+    warn_by: Literal["roll"] | None = None
+    """ITM-NOTICE-7 (v1.802): ``roll`` rolls the noticing checks instead of evaluating them."""
+    reveals_fakes: list[RevealWay] = Field(default_factory=list, max_length=24)
+    """ITM-SEE-1 (v1.802): ways to see through fakes."""
 
 
 class Cost(RulesetModel):
@@ -99,31 +123,55 @@ class Cost(RulesetModel):
     unit: Id
 
 
+class Sold(RulesetModel):
+    """ITM-ENTRY-13/14: the smallest place size that sells the item (v1.65) and/or how many a
+    place has on one day (v1.69)."""
+
+    place: Id | None = None
+    limited: CountOrDice | None = None
+
+
+class Binds(RulesetModel):
+    """ITM-ENTRY-15..17 (OQ-6): the item must be bound to work while worn."""
+
+    restriction: Text | None = None
+    """Who may bind it, in words (shown, not enforced)."""
+    cursed: bool = False
+    """ITM-BIND-3: does not let go once bound."""
+
+
 class Item(RulesetModel):
     """The ``item`` object of a catalog entry (ITM-ENTRY-3..22)."""
 
     category: Id
     rarity: Id | None = None
     tags: list[Id] = Field(default_factory=list, max_length=48)
-    stats: dict[Id, StatValue] = Field(default_factory=dict)
-    slots: dict[Id, int] = Field(default_factory=dict)
+    stats: dict[Id, StatValue] = Field(default_factory=dict, max_length=24)
+    slots: dict[Id, int] = Field(default_factory=dict, max_length=12)
     stack: int | None = Field(default=None, ge=1, le=999_999)  # ITM-ENTRY-8
     cost: Cost | None = None
+    sold: Sold | None = None
     service: bool = False
-    # Keys whose rules later capabilities implement; kept as the author wrote them.
-    sold: dict[str, Any] | None = None
-    binds: dict[str, Any] | None = None
-    worn: dict[str, Any] | None = None
-    carried: dict[str, Any] | None = None
-    requires: Any = None
-    attack: dict[str, Any] | None = None
-    toggle: dict[str, Any] | None = None
-    use: dict[str, Any] | None = None
-    charges: dict[str, Any] | None = None
+    """ITM-SVC-1 (v1.65): bought like an item, never carried."""
+    binds: Binds | None = None
+    worn: Effects | None = None
+    """ITM-ENTRY-19 (v1.53): what it does while worn."""
+    carried: Effects | None = None
+    """ITM-ENTRY-19 (v1.53): what it does while only carried."""
+    requires: list[Requirement] | None = Field(default=None, max_length=4)
+    """ITM-ENTRY-20, ITM-REQ-1 (v1.54)."""
+    attack: Attack | None = None
+    toggle: Toggle | None = None
+    use: Use | None = None
+    charges: Charges | None = None
     risky: Text | None = None
-    passes_for: str | None = None
-    tells: list[dict[str, Any]] | None = None
-    fools_reveal: Any = None
+    """ITM-RISK-1 (v1.79): what an honest seller warns of."""
+    passes_for: ItemRef | None = None
+    """ITM-FAKE-2 (v1.79): this item is a fake of that one."""
+    tells: list[Tell] | None = Field(default=None, max_length=6)
+    """ITM-TELL-2 (v1.802): checks that give the fake away."""
+    fools_reveal: list[Id] | None = Field(default=None, max_length=24)
+    """ITM-SEE-6 (v1.802): ways of ``revealsFakes`` this fake fools."""
 
 
 class Entry(RulesetModel):
@@ -132,7 +180,7 @@ class Entry(RulesetModel):
     id: Id
     label: Label
     summary: Text | None = None
-    filters: dict[str, Any] | None = None
+    filters: dict[Id, Any] | None = None
     item: Item | None = None
     rows: list[Any] | None = None
     creature: dict[str, Any] | None = None
@@ -140,6 +188,9 @@ class Entry(RulesetModel):
 
 
 class Catalog(Labelled):
+    """A named list of entries; ``"holds": "items"`` makes an item catalog (ITM-CAT-1)."""
+
     holds: str = "items"
     feeds: Any = None
     entries: list[Entry] = Field(default_factory=list, max_length=20_000)
+

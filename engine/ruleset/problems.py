@@ -3,44 +3,24 @@ import, so an impossible rule is refused at load and never discovered in play)."
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from ..dice import parse_dice
-from .items import Item, ItemBlock, Stat
+from .items import Item, ItemBlock
+from .pointers import Problem, RulesetError, pointer
+from .references import block_problems, stat_value_problem
+from .references import duplicates as _duplicates
+from .resolution import resolution_problems
 from .ruleset import Ruleset
-from .values import LIVE_KINDS, ValueRef
+from .values import LIVE_KINDS, ItemStatRef, ValueRef
+from .versions import version_problems, version_tuple, walk
 
+__all__ = ["Problem", "RulesetError", "cross_references", "pointer", "stat_value_problem",
+           "validate", "version_tuple"]
 
-@dataclass(frozen=True, slots=True, order=True)
-class Problem:
-    """One thing wrong with a ruleset, at a JSON pointer into the file."""
-
-    pointer: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.pointer or '/'}: {self.message}"
-
-
-class RulesetError(Exception):
-    """A ruleset that cannot be loaded; ``problems`` lists every reason, not just the first."""
-
-    def __init__(self, problems: Sequence[Problem]) -> None:
-        self.problems = tuple(problems)
-        super().__init__("\n".join(str(p) for p in self.problems))
-
-
-def _escape(part: str | int) -> str:
-    return str(part).replace("~", "~0").replace("/", "~1")
-
-
-def pointer(*parts: str | int) -> str:
-    """The RFC 6901 JSON pointer of a path into the ruleset document."""
-    return "".join("/" + _escape(part) for part in parts)
+LIVE = "reads live state (a pool, an item or a derived value that does)"
 
 
 def from_validation_error(error: ValidationError, document: Any) -> list[Problem]:
@@ -73,21 +53,9 @@ def from_validation_error(error: ValidationError, document: Any) -> list[Problem
     return [Problem(where, "; ".join(messages)) for where, messages in seen.items()]
 
 
-def _duplicates(ids: Iterable[str]) -> Iterator[tuple[int, str]]:
-    seen: set[str] = set()
-    for index, ident in enumerate(ids):
-        if ident in seen:
-            yield index, ident
-        seen.add(ident)
-
-
-def version_tuple(version: str) -> tuple[int, ...]:
-    """ITM-GEN-4: versions compare component-wise as dot-separated integers."""
-    return tuple(int(part) for part in version.split("."))
-
-
-def _refs_live(ref: ValueRef, derived_live: Mapping[str, bool]) -> bool:
-    if ref.kind in LIVE_KINDS:
+def _refs_live(ref: ValueRef, derived_live: Mapping[str, bool],
+               kinds: frozenset[str] = LIVE_KINDS) -> bool:
+    if ref.kind in kinds:
         return True
     return ref.derived is not None and derived_live.get(ref.derived, False)
 
@@ -111,17 +79,41 @@ def cross_references(ruleset: Ruleset) -> list[Problem]:
                 add(Problem(pointer("sheet", key, index, "ability"),
                             f'unknown ability "{skill.ability}"'))
     for index, ability in enumerate(sheet.abilities):
-        if not ability.min <= ability.default <= ability.max:
+        if ability.min > ability.max:
+            add(Problem(pointer("sheet", "abilities", index, "min"), "min is above max"))
+        elif not ability.min <= ability.default <= ability.max:
             add(Problem(pointer("sheet", "abilities", index, "default"),
                         f"default {ability.default} is outside {ability.min}..{ability.max}"))
+    for key, rows in (("skills", sheet.skills), ("saves", sheet.saves)):
+        for index, skill in enumerate(rows):
+            if skill.bonus_range is not None and skill.bonus_range[0] > skill.bonus_range[1]:
+                add(Problem(pointer("sheet", key, index, "bonusRange"),
+                            "the lowest bonus is above the highest"))
     problems.extend(_derived_problems(ruleset))
     for index, ident in _duplicates(p.id for p in ruleset.live.pools):
         add(Problem(pointer("live", "pools", index, "id"), f'duplicate id "{ident}"'))
+    reads_items = derived_reads_live(ruleset, frozenset({"item_stat"}))
+    for index, pool in enumerate(ruleset.live.pools):
+        if index and pool.health and any(p.health for p in ruleset.live.pools[:index]):
+            add(Problem(pointer("live", "pools", index, "health"), "a second health pool"))
+        if _refs_live(pool.max, reads_items, frozenset({"item_stat"})):  # ITM-ISTAT-12
+            add(Problem(pointer("live", "pools", index, "max"),
+                        "reads items (itemStat, or a derived value that does)"))
+    check_value = value_checker(ruleset)
+    for index, pool in enumerate(ruleset.live.pools):
+        problems.extend(check_value(("live", "pools", index, "max"), pool.max, True))
+    for index, ident in _duplicates(c.id for c in ruleset.conditions):
+        add(Problem(pointer("conditions", index, "id"), f'duplicate id "{ident}"'))
+    for index, ident in _duplicates(r.id for r in ruleset.rests):
+        add(Problem(pointer("rests", index, "id"), f'duplicate id "{ident}"'))
     for index, ident in _duplicates(c.id for c in ruleset.catalogs):
         add(Problem(pointer("catalogs", index, "id"), f'duplicate id "{ident}"'))
 
     if ruleset.items is not None:
         problems.extend(_item_block_problems(ruleset, ruleset.items))
+        problems.extend(block_problems(ruleset, ruleset.items, check_value))
+    nodes = list(walk(ruleset))
+    problems.extend(_item_stat_problems(ruleset, nodes))
     for c_index, catalog in enumerate(ruleset.catalogs):
         for index, ident in _duplicates(e.id for e in catalog.entries):
             add(Problem(pointer("catalogs", c_index, "entries", index, "id"),
@@ -157,6 +149,13 @@ def cross_references(ruleset: Ruleset) -> list[Problem]:
                 add(Problem(pointer("layers", l_index, "coins", k_index), f'unknown coin "{coin}"'))
     for index, ident in _duplicates(layer.id for layer in ruleset.layers):
         add(Problem(pointer("layers", index, "id"), f'duplicate id "{ident}"'))
+    if ruleset.items is not None:
+        for l_index, layer in enumerate(ruleset.layers):
+            for f_index, row in enumerate(layer.items.unsold if layer.items else []):
+                problems.extend(_filter_problems(ruleset.items, row,
+                                                 ("layers", l_index, "items", "unsold", f_index)))
+    problems.extend(version_problems(ruleset, nodes))
+    problems.extend(resolution_problems(ruleset))
     return problems
 
 
@@ -204,8 +203,10 @@ def _derived_problems(ruleset: Ruleset) -> list[Problem]:
     return problems
 
 
-def derived_reads_live(ruleset: Ruleset) -> dict[str, bool]:
-    """Which derived values read live state, directly or through other derived values."""
+def derived_reads_live(ruleset: Ruleset,
+                       kinds: frozenset[str] = LIVE_KINDS) -> dict[str, bool]:
+    """Which derived values read live state (references of ``kinds``), directly or through
+    other derived values."""
     by_id = {d.id: d for d in ruleset.sheet.derived}
     result: dict[str, bool] = {}
 
@@ -214,7 +215,7 @@ def derived_reads_live(ruleset: Ruleset) -> dict[str, bool]:
             return result.get(ident, False)
         derived = by_id.get(ident)
         live = derived is not None and any(
-            ref.kind in LIVE_KINDS or (ref.derived is not None and visit(ref.derived, depth + 1))
+            ref.kind in kinds or (ref.derived is not None and visit(ref.derived, depth + 1))
             for ref in derived.of
         )
         result[ident] = live
@@ -284,29 +285,6 @@ def _item_block_problems(ruleset: Ruleset, block: ItemBlock) -> list[Problem]:
     return problems
 
 
-def stat_value_problem(stat: Stat, value: object) -> str | None:
-    """Why ``value`` is not one the stat can take (ITM-ENTRY-6), or None."""
-    kind = stat.type
-    if kind == "number":
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return f'"{stat.id}" takes a number'
-        if stat.integer and float(value) != int(value):
-            return f'"{stat.id}" takes whole numbers'
-        if stat.min is not None and value < stat.min:
-            return f'{value} is below the minimum {stat.min:g} of "{stat.id}"'
-        if stat.max is not None and value > stat.max:
-            return f'{value} is above the maximum {stat.max:g} of "{stat.id}"'
-    elif kind == "boolean" and not isinstance(value, bool):
-        return f'"{stat.id}" takes true or false'
-    elif kind in ("text", "dice") and not isinstance(value, str):
-        return f'"{stat.id}" takes a string'
-    elif kind == "enum" and value not in (stat.values or []):
-        return f'"{value}" is not one of the values of "{stat.id}"'
-    elif kind == "dice" and isinstance(parse_dice(str(value)), str):
-        return f'"{value}" is not dice notation'
-    return None
-
-
 def _item_problems(block: ItemBlock, item: Item, where: tuple[str | int, ...]) -> list[Problem]:
     problems: list[Problem] = []
     add = problems.append
@@ -345,6 +323,75 @@ def _item_problems(block: ItemBlock, item: Item, where: tuple[str | int, ...]) -
                     "charges"):
             if getattr(item, key) not in (None, {}, []):
                 add(Problem(pointer(*where, key), f'a service has no "{key}"'))
+    return problems
+
+
+def value_checker(ruleset: Ruleset) -> Callable[[tuple[str | int, ...], ValueRef, bool],
+                                                list[Problem]]:
+    """A check of one value reference: what it names exists, and (unless ``live_ok``) it reads
+    no live state (ITM-BLOCK-15/18, ITM-GEAR-14)."""
+    sheet = ruleset.sheet
+    known = {
+        "ability_score": {a.id for a in sheet.abilities},
+        "ability_mod": {a.id for a in sheet.abilities},
+        "field": {f.id for f in sheet.fields},
+        "derived": {d.id for d in sheet.derived},
+        "pool": {p.id for p in ruleset.live.pools},
+    }
+    derived_live = derived_reads_live(ruleset)
+
+    def check(where: tuple[str | int, ...], ref: ValueRef, live_ok: bool) -> list[Problem]:
+        target = getattr(ref, ref.kind)
+        if ref.kind in known and target not in known[ref.kind]:
+            return [Problem(pointer(*where), f'unknown {ref.kind.replace("_", " ")} "{target}"')]
+        if not live_ok and _refs_live(ref, derived_live):
+            return [Problem(pointer(*where), LIVE)]
+        return []
+
+    return check
+
+
+def _filter_problems(block: ItemBlock, row: Any, where: tuple[str | int, ...]) -> list[Problem]:
+    """ITM-MKT-6: an item filter names block ids."""
+    problems = []
+    for key, ids in (("rarity", block.rarities), ("category", block.categories),
+                     ("tag", block.tags)):
+        ident = getattr(row, key, None)
+        if ident is not None and ident not in {r.id for r in ids}:
+            problems.append(Problem(pointer(*where, key), f'unknown {key} "{ident}"'))
+    return problems
+
+
+def _item_stat_problems(ruleset: Ruleset,
+                        nodes: list[tuple[tuple[str | int, ...], BaseModel]]) -> list[Problem]:
+    """ITM-ISTAT-7/9: every ``itemStat`` names a block stat (a number stat for sum, max and
+    min), and slots, categories and tags the block has."""
+    problems: list[Problem] = []
+    block = ruleset.items
+    for path, node in nodes:
+        if not isinstance(node, ValueRef) or node.item_stat is None:
+            continue
+        spec = ItemStatRef.model_validate(node.item_stat)
+        where = (*path, "itemStat")
+        if block is None:
+            problems.append(Problem(pointer(*where), 'itemStat needs the "items" block'))
+            continue
+        stats = {s.id: s for s in block.stats}
+        stat = stats.get(spec.stat) if spec.stat is not None else None
+        if spec.stat is not None and stat is None:
+            problems.append(Problem(pointer(*where, "stat"), f'unknown stat "{spec.stat}"'))
+        elif stat is not None and spec.pick != "count" and stat.type != "number":
+            problems.append(Problem(pointer(*where, "stat"),
+                                    f'pick "{spec.pick}" needs a number stat, not "{stat.id}"'))
+        problems.extend(_item_stat_filters(block, spec, where))
+    return problems
+
+
+def _item_stat_filters(block: ItemBlock, spec: ItemStatRef,
+                       where: tuple[str | int, ...]) -> list[Problem]:
+    problems = _filter_problems(block, spec, where)
+    if spec.slot is not None and spec.slot not in {s.id for s in block.slots}:
+        problems.append(Problem(pointer(*where, "slot"), f'unknown slot "{spec.slot}"'))
     return problems
 
 

@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
 from .base import Id, Label, RulesetModel
 from .items import Catalog, ItemBlock
+from .resolution import Resolution
 from .sheet import Condition, Layer, Live, Rest, Sheet
 
-
-class Resolution(RulesetModel):
-    """How checks roll (spec/checks.md); the kind's own keys are read by the check modules."""
-
-    model_config = RulesetModel.model_config | {"extra": "allow"}
-    kind: Literal["dice-sum", "dice-pool", "dice-highest", "roll-against", "symbol-pool"]
+__all__ = ["Resolution", "Ruleset"]
 
 
 class Ruleset(RulesetModel):
+    """A gmtags ruleset: the sheet, how checks roll, the items block, catalogs and layers."""
+
     id: Id
     label: Label
     capability_api: str = Field(default="1.49", pattern=r"^\d+(\.\d+){0,3}$")
+    """ITM-GEN-2..4: the Capability API version the ruleset is written for; every feature it
+    uses needs at least its version (spec/items.md Appendix E)."""
     sheet: Sheet = Field(default_factory=Sheet)
     live: Live = Field(default_factory=Live)
     conditions: list[Condition] = Field(default_factory=list, max_length=96)
@@ -30,5 +30,6 @@ class Ruleset(RulesetModel):
     items: ItemBlock | None = None
     catalogs: list[Catalog] = Field(default_factory=list, max_length=64)
     catalog_files: list[str] = Field(default_factory=list, max_length=64)
+    """Catalog files (relative to this file) whose catalogs are added to ``catalogs``."""
     layers: list[Layer] = Field(default_factory=list, max_length=24)
     combat: dict[str, Any] | None = None

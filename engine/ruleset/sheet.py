@@ -1,20 +1,24 @@
 """The character sheet a ruleset declares: abilities, skills, saves, fields, derived values,
-live pools, conditions and rests (DESIGN.md "Ruleset", "Sheet model")."""
+live pools, conditions, rests and layers (DESIGN.md "Ruleset", "Sheet model")."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
-from .base import Id, Label, Labelled, RulesetModel
+from .base import Id, ItemRef, Label, Labelled, RulesetModel
+from .effects import Modifier
+from .loot import ItemFilter
 from .values import ValueRef
 
 
 class Ability(Labelled):
-    min: int = 0
-    max: int = 30
-    default: int = 0
+    """An ability score with its range and the score a new character starts with."""
+
+    min: int = Field(default=0, ge=-1000, le=1000)
+    max: int = Field(default=30, ge=-1000, le=1000)
+    default: int = Field(default=0, ge=-1000, le=1000)
 
 
 class Skill(Labelled):
@@ -22,19 +26,27 @@ class Skill(Labelled):
 
     ability: Id | None = None
     bonus_range: tuple[int, int] | None = None
+    """The range of a per-character bonus (e.g. ``[0, 100]``)."""
 
 
 class SheetField(Labelled):
+    """A plain value on the sheet (a class level, a name)."""
+
     type: Literal["number", "text", "boolean"] = "number"
     default: float | str | bool | None = None
 
 
 class Derived(Labelled):
+    """A number computed from value references; derived values never read each other in a
+    cycle."""
+
     op: Literal["sum", "max", "min", "product", "floorDiv"] = "sum"
     of: list[ValueRef] = Field(min_length=1, max_length=24)
 
 
 class Sheet(RulesetModel):
+    """What every character of the ruleset has on its sheet."""
+
     abilities: list[Ability] = Field(default_factory=list, max_length=24)
     skills: list[Skill] = Field(default_factory=list, max_length=96)
     saves: list[Skill] = Field(default_factory=list, max_length=24)
@@ -43,25 +55,40 @@ class Sheet(RulesetModel):
 
 
 class Pool(Labelled):
+    """A running resource with a current value and a ``max`` (no ``itemStat``, ITM-ISTAT-12)."""
+
     health: bool = False
+    """The health pool (at most one)."""
     max: ValueRef
 
 
 class Live(RulesetModel):
+    """The live parts of a sheet."""
+
     pools: list[Pool] = Field(default_factory=list, max_length=24)
 
 
 class Condition(Labelled):
-    modifiers: list[dict[str, Any]] = Field(default_factory=list, max_length=24)
+    """A condition a character can have, and what it does to checks (ITM-WORN-4)."""
+
+    modifiers: list[Modifier] = Field(default_factory=list, max_length=24)
 
 
 class Rest(Labelled):
-    pass
+    """A rest a character can take (what it brings back: ITM-RCHG-1)."""
+
+
+class LayerItems(RulesetModel):
+    """ITM-MKT-18 (v1.813): the item filters a layer adds."""
+
+    unsold: list[ItemFilter] = Field(default_factory=list, max_length=24)
 
 
 class Layer(RulesetModel):
+    """An overlay that hides entries, takes coins out (v1.64) and adds ``unsold`` filters."""
+
     id: Id
     label: Label | None = None
-    hides: list[str] = Field(default_factory=list, max_length=1000)
+    hides: list[ItemRef] = Field(default_factory=list, max_length=1000)
     coins: list[Id] = Field(default_factory=list, max_length=60)
-    items: dict[str, Any] | None = None
+    items: LayerItems | None = None

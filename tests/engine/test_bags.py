@@ -118,8 +118,6 @@ def test_coins_by_name_are_coin_stacks(state):
     ('[inventory: action="remove" item="Rope" count="x"]', "bad-count"),
     ('[inventory: action="dance" item="Rope"]', "unknown-action"),
     ('[inventory: item="Rope"]', "unknown-action"),
-    ('[inventory: action="give" item="Rope"]', "unsupported"),
-    ('[loot: table="grave_goods"]', "unsupported"),
     ('[inventory: action="add" item=]', "malformed"),
 ])
 def test_every_refusal_reason_leaves_the_state_unchanged(state, tag, reason):
@@ -129,12 +127,24 @@ def test_every_refusal_reason_leaves_the_state_unchanged(state, tag, reason):
     assert new is state
 
 
-def test_too_many_stacks_is_refused_and_changes_nothing(state):
-    """OQ-4: a bag takes at most MAX_STACKS_PER_BAG stacks; arrows stack 20."""
+def test_oq_4_a_bag_takes_what_its_stacks_allow_and_the_rest_stays_behind(state):
+    """OQ-4 with OQ-13: a bag takes at most MAX_STACKS_PER_BAG stacks; arrows stack 20."""
     count = 20 * (MAX_STACKS_PER_BAG + 1)
-    new, [reply] = answer(GAME, state, f'[inventory: action="add" item="Arrow" count="{count}"]')
+    new, [reply] = answer(GAME, state, f'[inventory: action="add" item="Arrow" count="{count}" who="Ada"]')
+    assert reply.ok
+    assert len(new.characters[0].bag) == MAX_STACKS_PER_BAG
+    placed = 20 * (MAX_STACKS_PER_BAG - len(state.characters[0].bag))
+    assert reply.record["left"] == count - placed
+    assert reply.text == (f"Added Arrow ×{placed} to Ada's bag. "
+                          f"Arrow ×{count - placed} stays behind: nobody can carry more.")
+
+
+def test_oq_4_a_full_bag_is_refused_and_changes_nothing(state):
+    count = 20 * MAX_STACKS_PER_BAG
+    full, _ = answer(GAME, state, f'[inventory: action="add" item="Arrow" count="{count}" who="Ada"]')
+    new, [reply] = answer(GAME, full, '[inventory: action="add" item="Longbow" who="Ada"]')
     assert (reply.ok, reply.reason) == (False, "too-many-stacks")
-    assert new is state
+    assert new is full
 
 
 def test_remove_takes_loose_stacks_before_the_equipped_one(state):

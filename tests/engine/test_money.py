@@ -136,6 +136,7 @@ def test_itm_pay_10_every_refusal_changes_nothing(tag, reason):
 def test_itm_pay_9_no_currencies(action):
     document = fixture_json("rulesets/harrow.json")
     document["items"]["currencies"] = []
+    document["items"]["lootTables"] = []
     for entry in document["catalogs"][0]["entries"]:
         entry["item"].pop("cost", None)
     entry = document["catalogs"][0]["entries"][8]["item"]

@@ -88,13 +88,13 @@ def test_new_session_carries_bags_over():
     assert [a.message for a in result.answers] == [0, 2]
 
 
-def test_system_and_event_messages_do_not_answer_tags():
+def test_system_messages_do_not_answer_tags_and_unknown_events_are_refused():
     result = fold(
         {"role": "system", "text": ADD_ROPE},
         {"role": "event", "event": {"action": "use", "item": "Poultice"}},
     )
-    assert result.answers == []
-    assert [d.code for d in result.diagnostics] == ["unsupported-event"]
+    assert [(a.answer.tag.kind, a.answer.ok, a.answer.reason) for a in result.answers] == [
+        ("event", False, "unsupported")]
 
 
 def test_repairs_in_gm_replies_become_diagnostics_with_the_message_index():

@@ -5,6 +5,8 @@ One row per case: the text a model wrote, the attributes read, the repair codes 
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from tagparse import TAG_KINDS, ScanResult, Tag, scan
@@ -383,3 +385,15 @@ def test_tags_to_json() -> None:
         "span": [2, 36],
         "malformed": None,
     }
+
+
+def test_an_escaped_bracket_that_looks_like_a_head_stays_inside_its_tag():
+    """Found by hypothesis: `\\[loot:` inside a quoted value must not start a second tag."""
+    text = ('You walk on. [place: __="\\[" ________="===\\[\\[" _________="==\\[loot:["]'
+            "[inventory:]")
+    for fast in (True, False):
+        result = scan(text, fast=fast)
+        spans = [(t.start, t.end) for t in result.tags]
+        assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
+        assert [t.kind for t in result.tags][-1] == "inventory"
+    assert scan(text) == scan(text, fast=False)

@@ -108,9 +108,6 @@ CASES = [
     ("value reference with two kinds", _set(("live", "pools", 0, "max"), {"const": 1, "field": "level"}),
      "/live/pools/0/max: Value error, a value reference names exactly one of const, abilityScore, "
      "abilityMod, field, derived, pool, itemStat (found 2)"),
-    ("resolution kind", _set(("resolution", "kind"), "coin-flip"),
-     "/resolution/kind: Input should be 'dice-sum', 'dice-pool', 'dice-highest', 'roll-against' "
-     "or 'symbol-pool'"),
 ]
 
 

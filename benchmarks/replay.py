@@ -1,0 +1,98 @@
+"""Cold replay speed: messages per second from chat bytes to answers and final state.
+
+"Cold" means the whole path a fresh process takes: transcript parsing (JSON, format reader),
+tag scanning with an empty Lark-reading cache, and the fold, with no snapshot cache. Measured
+on the largest corpus chat and on a generated 10,000-turn chat (20,001 messages), against a
+baseline in the same run: parsing the same file's lines with ``json.loads`` only. Peak memory
+is measured separately with tracemalloc (which slows the code it watches).
+Goal (issue #13): at least 20,000 messages per second cold.
+Run from the repository root: .venv/bin/python benchmarks/replay.py
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import tagparse.reading  # noqa: E402
+from replay import load_party, load_ruleset, parse_transcript, replay  # noqa: E402
+
+CORPUS = ROOT / "fixtures/chats/corpus"
+REPEATS = 3
+
+
+def generated_chat(turns: int) -> bytes:
+    """A gmtags chat of ``turns`` player/GM pairs, written by the corpus generator."""
+    spec_file = importlib.util.spec_from_file_location("corpus_generate", CORPUS / "generate.py")
+    assert spec_file is not None and spec_file.loader is not None
+    generate = importlib.util.module_from_spec(spec_file)
+    sys.modules["corpus_generate"] = generate  # dataclasses look their module up
+    spec_file.loader.exec_module(generate)
+    game = load_ruleset(ROOT / "fixtures/rulesets/harrow.json")
+    state = load_party(game, ROOT / "fixtures/parties/harrow.json")
+    world = generate.World(game, [c.name for c in state.characters])
+    spec = generate.Spec("bench.jsonl", "harrow", "gmtags", turns, sessions=4, seed=99)
+    return str(generate.gmtags_file(generate.messages(spec, world))).encode("utf-8")
+
+
+def best_of(run: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(REPEATS):
+        tagparse.reading.read_span.cache_clear()
+        began = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - began)
+    return best
+
+
+def measure(label: str, data: bytes, ruleset: Path, party: Path) -> None:
+    game = load_ruleset(ruleset)
+
+    def cold() -> int:
+        transcript = parse_transcript(data)
+        state = load_party(game, party, transcript.player_name)
+        return len(replay(game, transcript, state).answers)
+
+    def baseline() -> int:
+        text = data.decode("utf-8")
+        if text.lstrip().startswith(("[", "{\n")):
+            return len(json.loads(text))
+        return sum(1 for line in text.split("\n") if line.strip() and json.loads(line) is not None)
+
+    messages = sum(len(s.messages) for s in parse_transcript(data).sessions)
+    answers = cold()
+    replay_time = best_of(cold)
+    baseline_time = best_of(baseline)
+    tracemalloc.start()
+    cold()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(f"{label}: {messages} messages, {answers} answers, {len(data) / 1e6:.2f} MB")
+    print(f"  cold replay:      {messages / replay_time:10.0f} messages/s  ({replay_time:.3f} s)")
+    print(f"  json.loads lines: {messages / baseline_time:10.0f} messages/s  "
+          f"(replay takes {replay_time / baseline_time:.1f}x the baseline)")
+    print(f"  peak memory:      {peak / 2**20:10.1f} MiB (tracemalloc)")
+
+
+def main() -> None:
+    index = json.loads((CORPUS / "index.json").read_text(encoding="utf-8"))["chats"]
+    largest = max(index, key=lambda name: len(
+        parse_transcript((CORPUS / name).read_bytes()).messages()))
+    entry = index[largest]
+    measure(f"corpus {largest}", (CORPUS / largest).read_bytes(), CORPUS / entry["ruleset"],
+            CORPUS / entry["party"])
+    measure("generated 10,000 turns", generated_chat(10_000),
+            ROOT / "fixtures/rulesets/harrow.json", ROOT / "fixtures/parties/harrow.json")
+    print("goal: >= 20,000 messages/s cold")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""The pipeline stage's cost per reply, for chats of 10, 1,000 and 10,000 turns (issue 12).
+
+Prints, per chat length:
+- ``prepare``: the stage's own work for one more reply with a warm snapshot cache (read the
+  messages, find the longest cached prefix, fold what is new, write the GM section), p50 in ms;
+  goal: flat — 10,000 turns within 1.5x of 10 turns.
+- ``added``: the proxy's added latency over calling the fake model directly with the same body
+  (real HTTP on loopback, one client, keep-alive), p50 in ms; goal: under 5 ms at 1,000 turns.
+
+Run from the repository root: .venv/bin/python benchmarks/stage.py
+"""
+
+from __future__ import annotations
+
+import socket
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from replay.cache import MemoryStore, SnapshotCache
+from replay.files import bundled
+from replay.stage.app import GameFolder, StageConfig, build_app, load_game, prepare
+
+SIZES = (10, 1_000, 10_000)
+ROUNDS = {10: 60, 1_000: 60, 10_000: 20}
+REPLY = 'The innkeeper nods. [inventory: action="pay" amount="1 penny" who="Ada"] Rain falls.'
+TAGGED = [
+    'You find a torch. [inventory: action="add" item="Torch" who="Ada"]',
+    "The road winds on past the old mill while Bram watches the treeline for movement.",
+    'Ada pays. [inventory: action="pay" amount="1 penny" who="Ada"]',
+    "Nothing stirs; the wind carries rain over the moor.",
+]
+
+
+def serve(app: Any) -> str:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
+    return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def fake_model() -> str:
+    async def chat(request: Request) -> Response:
+        await request.body()
+        return JSONResponse({"id": "x", "object": "chat.completion", "choices": [
+            {"index": 0, "finish_reason": "stop",
+             "message": {"role": "assistant", "content": REPLY}}]})
+
+    return serve(Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])]))
+
+
+def chat(turns: int) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are the GM."}]
+    for index in range(turns):
+        messages.append({"role": "user", "content": f"Turn {index}: we walk on."})
+        messages.append({"role": "assistant", "content": TAGGED[index % len(TAGGED)]})
+    return messages
+
+
+def p50(values: list[float]) -> float:
+    return statistics.median(values) * 1000
+
+
+def measure(folder: GameFolder, model_url: str, turns: int) -> tuple[float, float]:
+    # The fold itself, in process, warm: each round adds one more reply to the chat.
+    cache = SnapshotCache(MemoryStore())
+    messages = chat(turns)
+    prepare(folder, cache, {"messages": [*messages, {"role": "user", "content": "go"}]})
+    prepared: list[float] = []
+    for round_ in range(ROUNDS[turns]):
+        messages += [{"role": "user", "content": f"more {round_}"},
+                     {"role": "assistant", "content": REPLY}]
+        body = {"messages": [*messages, {"role": "user", "content": "go"}]}
+        started = time.perf_counter()
+        prepare(folder, cache, body)
+        prepared.append(time.perf_counter() - started)
+    # The proxy over HTTP against the model directly, same bodies, warm cache.
+    config = StageConfig(upstream=model_url + "/v1", games={"harrow": folder},
+                         store=MemoryStore())
+    stage_url = serve(build_app(config))
+    direct: list[float] = []
+    proxied: list[float] = []
+    messages = chat(turns)
+    # TCP_NODELAY on the measuring client too, or each call waits out a delayed ACK.
+    nodelay = httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+    with httpx.Client(timeout=120, transport=nodelay) as client:
+        client.post(f"{stage_url}/games/harrow/v1/chat/completions", json={"messages": messages})
+        for round_ in range(ROUNDS[turns]):
+            messages += [{"role": "user", "content": f"more {round_}"},
+                         {"role": "assistant", "content": REPLY}]
+            body = {"model": "m", "messages": [*messages, {"role": "user", "content": "go"}]}
+            started = time.perf_counter()
+            client.post(f"{model_url}/v1/chat/completions", json=body).raise_for_status()
+            direct.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            client.post(f"{stage_url}/games/harrow/v1/chat/completions",
+                        json=body).raise_for_status()
+            proxied.append(time.perf_counter() - started)
+    added = [p - d for p, d in zip(proxied, direct, strict=True)]
+    return p50(prepared), p50(added)
+
+
+def main() -> None:
+    root = Path(__file__).resolve().parent.parent
+    folder = load_game(_game_folder(root))
+    model_url = fake_model()
+    print(f"{'turns':>7}  {'prepare p50 ms':>14}  {'vs 10 turns':>11}  {'added p50 ms':>12}")
+    base = None
+    for turns in SIZES:
+        prepared, added = measure(folder, model_url, turns)
+        base = base or prepared
+        print(f"{turns:>7}  {prepared:>14.2f}  {prepared / base:>10.2f}x  {added:>12.2f}")
+
+
+def _game_folder(root: Path) -> Path:
+    """A game folder built from the bundled Harrow Vale ruleset and party."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="gmtags-bench-")) / "harrow"
+    folder.mkdir()
+    shutil.copy(bundled("rulesets/harrow.json"), folder / "ruleset.json")
+    shutil.copy(bundled("parties/harrow.json"), folder / "party.json")
+    return folder
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""What changes a check besides the sheet (spec/items.md §7): the roller's conditions, what
+their items do while worn or carried, and the ``otherwise`` of unmet requirements."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..dice import DiceExpr, parse_dice
+from ..game import Game
+from ..ruleset.effects import Effects, Requirement
+from ..sheet import SheetView, active_parts, is_worn
+from ..state import Character, State
+from .request import CheckKind
+
+
+@dataclass
+class Applied:
+    """The sum of everything that concerns one check (ITM-CHK-3..8)."""
+
+    flat: int = 0
+    dice: list[tuple[DiceExpr, int]] = field(default_factory=list)
+    advantage: int = 0
+    disadvantage: int = 0
+    fails: bool = False
+    names: list[str] = field(default_factory=list)
+
+    def lean(self, asked: str | None, rolls_twice: bool) -> int:
+        """ITM-CHK-5/6: any advantage and any disadvantage cancel; only a ruleset that rolls
+        twice leans at all."""
+        up = self.advantage + (asked == "advantage")
+        down = self.disadvantage + (asked == "disadvantage")
+        if not rolls_twice or (up and down):
+            return 0
+        return 1 if up else -1 if down else 0
+
+
+def _effects(value: Any) -> Effects | None:
+    """Read a ``worn``/``carried``/``otherwise``/condition part, typed or as written."""
+    if isinstance(value, Effects):
+        return value
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        return Effects.model_validate(value)
+    except ValidationError:
+        return None
+
+
+def _requirements(value: Any) -> Iterator[Requirement]:
+    for row in value if isinstance(value, list | tuple) else ():
+        if isinstance(row, Requirement):
+            yield row
+            continue
+        if isinstance(row, BaseModel):
+            row = row.model_dump(mode="json", by_alias=True, exclude_none=True)
+        try:
+            yield Requirement.model_validate(row)
+        except ValidationError:
+            continue
+
+
+def sources(game: Game, state: State, character: Character,
+            view: SheetView) -> Iterator[tuple[str, Effects]]:
+    """ITM-CHK-1: (name, part) for every active condition, owned item and unmet requirement."""
+    by_id = {c.id: c for c in game.ruleset.conditions}
+    for ident in dict.fromkeys(character.conditions):
+        condition = by_id.get(ident)
+        if condition is not None:
+            dumped = condition.model_dump(mode="json", by_alias=True, exclude_none=True)
+            part = _effects({k: v for k, v in dumped.items() if k not in ("id", "label")})
+            if part is not None:
+                yield condition.label, part
+    labels = {ref: item.label for ref, item in game.items.items()}
+    for ref, _, raw in active_parts(game, character, state):  # ITM-WORN-1/8
+        part = _effects(raw)
+        if part is not None:
+            yield labels.get(ref, ref), part
+    worn: dict[str, bool] = {}
+    for stack in character.bag:
+        entry = game.items.get(stack.item) if stack.item else None
+        if entry is not None:
+            worn[entry.ref] = worn.get(entry.ref, False) or is_worn(entry, stack)
+    for ref, on in worn.items():  # ITM-REQ-4/5: only a worn item demands anything
+        entry = game.items[ref]
+        for requirement in _requirements(entry.item.requires) if on else ():
+            if view.value(requirement.value) < requirement.at_least:
+                yield entry.label, requirement.otherwise
+
+
+def _concerns(scope_skills: list[str] | None, scope_saves: list[str] | None, kind: CheckKind,
+              ident: str) -> bool:
+    """ITM-CHK-4, ITM-WORN-6: unscoped parts concern every check of their kind."""
+    if kind == "save":
+        return scope_saves is None or ident in scope_saves
+    if kind == "ability":
+        return scope_skills is None
+    return scope_skills is None or ident in scope_skills
+
+
+def collect(game: Game, state: State, character: Character, view: SheetView,
+            kind: CheckKind, ident: str) -> Applied:
+    """Everything from items.md §7 that concerns this check."""
+    applied = Applied()
+    target = "saves" if kind == "save" else "checks"
+    for name, part in sources(game, state, character, view):
+        touched = False
+        if kind == "save" and ident in part.fails_saves:  # ITM-WORN-5, ITM-CHK-7
+            applied.fails = touched = True
+        if _concerns(part.skills, part.saves, kind, ident):
+            for effect in part.effects:  # ITM-WORN-3
+                if effect == f"own-{target}-advantage":
+                    applied.advantage += 1
+                    touched = True
+                elif effect == f"own-{target}-disadvantage":
+                    applied.disadvantage += 1
+                    touched = True
+        for modifier in part.modifiers:  # ITM-WORN-4
+            if modifier.to != target:
+                continue
+            own = modifier.skills is not None or modifier.saves is not None
+            skills = modifier.skills if own else part.skills
+            saves = modifier.saves if own else part.saves
+            if not _concerns(skills, saves, kind, ident):
+                continue
+            touched = True
+            sign = -1 if modifier.minus else 1
+            applied.flat += modifier.flat or 0
+            if modifier.dice is not None:
+                expr = parse_dice(modifier.dice)
+                if isinstance(expr, DiceExpr):
+                    applied.dice.append((expr, sign))
+            if modifier.mode == "advantage":
+                applied.advantage += 1
+            elif modifier.mode == "disadvantage":
+                applied.disadvantage += 1
+        if touched and name not in applied.names:
+            applied.names.append(name)
+    return applied

@@ -1,0 +1,478 @@
+"""Snapshots of the fold, so a new reply folds only what is new (DESIGN.md "State, snapshots and
+scale").
+
+A chat is a chain of turns (player and GM messages; system messages never change the state).
+Position ``i`` of a chat has a chain hash: the hash of (engine version, ruleset digest, game seed,
+start state) for position 0, and ``H(chain[i-1], turn i)`` after it, so a chain hash names a whole
+transcript prefix. At each position the cache keeps a snapshot: the state, how many GM replies the
+prefix holds (the turn number of the next reply) and the answers of the latest GM reply.
+
+The store behind it is one small protocol (:class:`Store`): an in-process LRU by default, or
+Redis, shared by every process. A missing, corrupt or stale entry is only a miss; a store that is
+down is logged once and the fold recomputes, so a request never fails because of the cache.
+
+Re-anchoring: chat front ends drop the oldest messages once the context is full. The cache also
+remembers, per game, the chain hash before each turn it has seen (``seen`` entries keyed by the
+turn's own hash), so a chat whose front is missing continues from the snapshot where its first
+turns were last seen rather than from the party file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple, Protocol
+
+from pydantic import ValidationError
+
+from engine import ENGINE_VERSION, Answer, Game, State, TurnContext
+
+from .fold import Diagnostic, MessageAnswer, _reply, turn_key
+from .formats import openai
+from .transcript import Message
+
+log = logging.getLogger("gmtags.cache")
+
+SNAPSHOT_FORMAT = "gmtags-snapshot/1"
+PREFIX = "gmtags:"
+DEFAULT_ENTRIES = 200_000
+DEFAULT_TTL = 7 * 24 * 3600  # seconds a Redis entry lives after it was last written
+RETRY_AFTER = 5.0  # seconds a store that failed is left alone before it is tried again
+ANCHOR_CANDIDATES = 8  # leading turns of a chat tried when its front is not known
+LOOKUP_BATCH = 64  # chain positions asked for at once, newest first
+NEW_CHAT_TURNS = 2  # an unknown chat of a known game this short is taken as a new chat
+
+
+class Store(Protocol):
+    """Where snapshots live: bytes by string key. Misses are ``None``; nothing here raises."""
+
+    def get_many(self, keys: Sequence[str]) -> list[bytes | None]: ...
+
+    def put_many(self, items: Mapping[str, bytes]) -> None: ...
+
+
+class MemoryStore:
+    """The default store: a thread-safe in-process LRU of at most ``entries`` entries."""
+
+    def __init__(self, entries: int = DEFAULT_ENTRIES) -> None:
+        self.entries = entries
+        self._items: OrderedDict[str, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
+        found: list[bytes | None] = []
+        with self._lock:
+            for key in keys:
+                value = self._items.get(key)
+                if value is not None:
+                    self._items.move_to_end(key)
+                found.append(value)
+        return found
+
+    def put_many(self, items: Mapping[str, bytes]) -> None:
+        with self._lock:
+            for key, value in items.items():
+                self._items[key] = value
+                self._items.move_to_end(key)
+            while len(self._items) > self.entries:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class RedisStore:
+    """Redis, shared by every gmtags process; entries expire ``ttl`` seconds after writing.
+
+    Redis being down is never an error: the first failure is logged (without the URL, which may
+    hold a password), lookups miss and writes are dropped; the server is tried again after
+    :data:`RETRY_AFTER` seconds, and its return is logged too.
+    """
+
+    def __init__(self, url: str, ttl: int = DEFAULT_TTL, timeout: float = 0.5,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        import redis  # lazy: only the Redis backend needs the package
+
+        self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        self._client = redis.Redis.from_url(url, socket_timeout=timeout,
+                                            socket_connect_timeout=timeout)
+        self.ttl = ttl
+        self._clock = clock
+        self._down_since: float | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def down(self) -> bool:
+        return self._down_since is not None
+
+    def _usable(self) -> bool:
+        with self._lock:
+            return self._down_since is None or self._clock() - self._down_since >= RETRY_AFTER
+
+    def _failed(self, error: BaseException) -> None:
+        with self._lock:
+            if self._down_since is None:
+                log.warning("snapshot cache: Redis unavailable (%s); recomputing from the "
+                            "transcript until it is back", type(error).__name__)
+            self._down_since = self._clock()
+
+    def _worked(self) -> None:
+        if self._down_since is not None:
+            with self._lock:
+                if self._down_since is not None:
+                    log.warning("snapshot cache: Redis is back")
+                self._down_since = None
+
+    def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
+        if not keys or not self._usable():
+            return [None] * len(keys)
+        try:
+            values: list[Any] = self._client.mget(list(keys))  # type: ignore[assignment]
+        except self._errors as error:
+            self._failed(error)
+            return [None] * len(keys)
+        self._worked()
+        return [v if isinstance(v, bytes) else None for v in values]
+
+    def put_many(self, items: Mapping[str, bytes]) -> None:
+        if not items or not self._usable():
+            return
+        try:
+            pipe = self._client.pipeline(transaction=False)
+            for key, value in items.items():
+                pipe.set(key, value, ex=self.ttl)
+            pipe.execute()
+        except self._errors as error:
+            self._failed(error)
+            return
+        self._worked()
+
+
+def open_store(redis_url: str | None, ttl: int = DEFAULT_TTL) -> Store:
+    """The LRU without a URL, else Redis at ``redis_url``."""
+    return MemoryStore() if redis_url is None else RedisStore(redis_url, ttl=ttl)
+
+
+# --- chain hashes -------------------------------------------------------------------------------
+
+ROLES = {"system": "system", "developer": "system", "user": "player", "assistant": "gm",
+         "tool": "system", "function": "system"}  # as replay.formats.openai reads them
+
+
+class Turn(NamedTuple):
+    """A player or GM message of a request: its position in the array, role and text."""
+
+    at: int
+    role: str
+    text: str
+
+
+def openai_turns(messages: Sequence[Any]) -> list[Turn]:
+    """The player and GM turns of an OpenAI ``messages`` array, read as the OpenAI reader does.
+
+    A light reader for the stage's hot path: it builds no message model for the turns that a
+    cached snapshot already covers. System, developer, tool and unreadable entries are skipped.
+    """
+    turns: list[Turn] = []
+    for index, value in enumerate(messages):
+        if not isinstance(value, dict):
+            continue
+        role = ROLES.get(value.get("role"))  # type: ignore[arg-type]
+        if role == "player" or role == "gm":
+            content = value.get("content")
+            text = content if isinstance(content, str) else openai.content_text(
+                content, index + 1, [])
+            turns.append(Turn(index, role, text))
+    return turns
+
+
+def _digest(*parts: bytes) -> bytes:
+    hasher = hashlib.blake2b(digest_size=20)
+    for part in parts:
+        hasher.update(len(part).to_bytes(8, "little"))
+        hasher.update(part)
+    return hasher.digest()
+
+
+_SCOPES: dict[tuple[int, int], tuple[Game, State, bytes]] = {}
+
+
+def game_scope(game: Game, start: State) -> bytes:
+    """Position 0 of a game: engine version, ruleset digest, game seed and start state."""
+    known = _SCOPES.get((id(game), id(start)))
+    if known is not None and known[0] is game and known[1] is start:
+        return known[2]
+    scope = _digest(SNAPSHOT_FORMAT.encode(), ENGINE_VERSION.encode(), game.digest.encode(),
+                   start.seed.encode("utf-8"), start.canonical().encode("utf-8"))
+    if len(_SCOPES) < 1024:  # the stage's games; one-off callers do not fill it
+        _SCOPES[(id(game), id(start))] = (game, start, scope)
+    return scope
+
+
+def _encoded(turn: Turn) -> bytes:
+    text = turn.text.encode("utf-8", "surrogatepass")
+    return (b"P" if turn.role == "player" else b"G") + len(text).to_bytes(8, "little") + text
+
+
+def turn_hash(turn: Turn) -> bytes:
+    """A turn's own hash (role and text), for finding where a chat's first turns were seen."""
+    return hashlib.blake2b(_encoded(turn), digest_size=20).digest()
+
+
+class Chain:
+    """Position keys of a chat: the hash of (root, turns 1..i) for each position i.
+
+    The root is the game's position 0 or, for a chat whose front is missing, the key of the
+    position where it was re-anchored. Hashing the turns is one pass of ``update`` calls; a
+    position's key is only finished (``copy().digest()``) when it is asked for, and a copy of
+    the running hash is kept every :data:`LOOKUP_BATCH` turns to finish any key from there.
+    """
+
+    def __init__(self, root: bytes, turns: Sequence[Turn]) -> None:
+        self.root = root
+        self.turns = turns
+        self._marks: list[Any] = []
+        hasher = hashlib.blake2b(root, digest_size=20)
+        for at, turn in enumerate(turns):
+            if at % LOOKUP_BATCH == 0:
+                self._marks.append(hasher.copy())
+            hasher.update(_encoded(turn))
+        self._end = hasher
+
+    def __len__(self) -> int:
+        return len(self.turns) + 1
+
+    def keys(self, first: int, last: int) -> list[bytes]:
+        """Keys of positions ``first`` to ``last`` (inclusive)."""
+        if first == last == len(self.turns):
+            return [self._end.copy().digest() if self.turns else self.root]
+        mark = min(first // LOOKUP_BATCH, len(self._marks) - 1)
+        hasher = self._marks[mark].copy()
+        found: list[bytes] = []
+        for position in range(mark * LOOKUP_BATCH, last + 1):
+            if position >= first:
+                found.append(hasher.copy().digest() if position else self.root)
+            if position < len(self.turns):
+                hasher.update(_encoded(self.turns[position]))
+        return found
+
+
+# --- snapshots ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The fold after a transcript prefix: state, GM replies so far, the latest reply's answers."""
+
+    state: State
+    replies: int
+    last_answers: tuple[Answer, ...] = ()
+
+
+def _snap_key(position: bytes) -> str:
+    return f"{PREFIX}snap:{position.hex()}"
+
+
+def _state_key(digest: str) -> str:
+    return f"{PREFIX}state:{digest}"
+
+
+def _seen_key(scope: bytes, turn: bytes) -> str:
+    return f"{PREFIX}seen:{scope.hex()}:{turn.hex()}"
+
+
+def _state_digest(canonical: str) -> str:
+    return hashlib.blake2b(canonical.encode("utf-8"), digest_size=20).hexdigest()
+
+
+def _read_entry(raw: bytes | None, position: bytes) -> dict[str, Any] | None:
+    """A snapshot entry if it is well formed and really the one for ``position``."""
+    if raw is None:
+        return None
+    try:
+        entry = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if (not isinstance(entry, dict) or entry.get("format") != SNAPSHOT_FORMAT
+            or entry.get("engine") != ENGINE_VERSION or entry.get("key") != position.hex()
+            or not isinstance(entry.get("replies"), int) or entry["replies"] < 0
+            or not isinstance(entry.get("state"), str)
+            or not isinstance(entry.get("last"), list)):
+        return None
+    return entry
+
+
+class SnapshotCache:
+    """Snapshots on a :class:`Store`, with per-game ``seen`` entries for re-anchoring."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def load(self, entry: dict[str, Any]) -> Snapshot | None:
+        """The snapshot an entry describes, or None when its state is missing or corrupt."""
+        digest: str = entry["state"]
+        raw = self.store.get_many([_state_key(digest)])[0]
+        if raw is None:
+            return None
+        try:
+            text = raw.decode("utf-8")
+            if _state_digest(text) != digest:
+                return None
+            state = State.model_validate_json(text)
+            answers = tuple(Answer.model_validate(a) for a in entry["last"])
+        except (UnicodeDecodeError, ValidationError, TypeError):
+            return None
+        return Snapshot(state, entry["replies"], answers)
+
+    def longest(self, chain: Chain) -> tuple[int, bytes, Snapshot] | None:
+        """The latest position of ``chain`` with a good snapshot: (position, key, snapshot)."""
+        end = len(chain)  # positions below ``end`` are still to be tried, newest first
+        while end > 0:
+            first = max(0, end - (1 if end == len(chain) else LOOKUP_BATCH))
+            keys = chain.keys(first, end - 1)
+            raws = self.store.get_many([_snap_key(k) for k in keys])
+            for offset in range(len(keys) - 1, -1, -1):
+                entry = _read_entry(raws[offset], keys[offset])
+                if entry is not None:
+                    snapshot = self.load(entry)
+                    if snapshot is not None:
+                        return first + offset, keys[offset], snapshot
+            end = first
+        return None
+
+    def seen_before(self, scope: bytes, turns: Sequence[bytes]) -> list[bytes | None]:
+        """For each turn hash, the chain hash before it when this game last saw it."""
+        raws = self.store.get_many([_seen_key(scope, t) for t in turns])
+        found: list[bytes | None] = []
+        for raw in raws:
+            try:
+                found.append(bytes.fromhex(raw.decode("ascii")) if raw is not None else None)
+            except (ValueError, UnicodeDecodeError):
+                found.append(None)
+        return found
+
+    def save(self, scope: bytes, rows: Sequence[tuple[bytes, bytes, bytes, Snapshot]]) -> None:
+        """Store (key before the turn, turn hash, key after it, snapshot after it) rows."""
+        items: dict[str, bytes] = {}
+        canonical: dict[int, str] = {}
+        for before, turn, position, snapshot in rows:
+            text = canonical.get(id(snapshot.state))
+            if text is None:
+                text = canonical[id(snapshot.state)] = snapshot.state.canonical()
+                items[_state_key(_state_digest(text))] = text.encode("utf-8")
+            entry = {"format": SNAPSHOT_FORMAT, "engine": ENGINE_VERSION, "key": position.hex(),
+                     "replies": snapshot.replies, "state": _state_digest(text),
+                     "last": [a.to_json() for a in snapshot.last_answers]}
+            items[_snap_key(position)] = json.dumps(entry, separators=(",", ":")).encode()
+            items[_seen_key(scope, turn)] = before.hex().encode("ascii")
+        self.store.put_many(items)
+
+    def save_start(self, scope: bytes, start: State) -> None:
+        """The snapshot of position 0 (the party file), so every chain has a first link."""
+        text = start.canonical()
+        entry = {"format": SNAPSHOT_FORMAT, "engine": ENGINE_VERSION, "key": scope.hex(),
+                 "replies": 0, "state": _state_digest(text), "last": []}
+        self.store.put_many({_state_key(_state_digest(text)): text.encode("utf-8"),
+                             _snap_key(scope): json.dumps(entry).encode()})
+
+
+# --- the incremental fold -------------------------------------------------------------------------
+
+Anchor = Literal["cached", "start", "re-anchored", "unanchored"]
+
+
+@dataclass
+class FoldOutcome:
+    """The fold of a chat's turns, and how it was reached."""
+
+    snapshot: Snapshot
+    anchor: Anchor
+    reused: int  # turns covered by the snapshot the fold resumed from
+    folded: int  # turns folded in this call
+    answers: list[MessageAnswer] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        notes = {
+            "cached": "resumed from a cached snapshot of this chat",
+            "start": "folded from the party file (the chat is new to this server)",
+            "re-anchored": "the front of the chat is missing; resumed where its first turns "
+                           "were last seen",
+            "unanchored": "the front of the chat is missing and none of its turns were seen "
+                          "before; folded from the party file, so earlier effects are missing",
+        }
+        return {"anchored": self.anchor != "unanchored", "anchor": self.anchor,
+                "note": notes[self.anchor], "reused_turns": self.reused,
+                "folded_turns": self.folded, "replies": self.snapshot.replies}
+
+
+def fold_turns(game: Game, start: State, turns: Sequence[Turn],
+               cache: SnapshotCache) -> FoldOutcome:
+    """Fold the player and GM ``turns`` of one conversation (see :func:`openai_turns`).
+
+    Resumes from the longest prefix already cached; when the chat's front is missing, from where
+    its leading turns were last seen. Every position folded here is stored for the next call.
+    """
+    scope = game_scope(game, start)
+    chain = Chain(scope, turns)
+    found = cache.longest(chain)
+    anchor: Anchor = "cached"
+    offset = 0  # turns of this chat skipped before the anchor (re-anchoring)
+    if found is None or found[0] == 0:
+        anchored = _re_anchor(cache, scope, turns) if turns else None
+        if anchored is not None:
+            offset, chain, found = anchored
+            anchor = "re-anchored"
+        elif found is None:  # a game this server has not seen (or a cache that was emptied)
+            cache.save_start(scope, start)
+            found = (0, scope, Snapshot(start, 0))
+            anchor = "start"
+        else:
+            # A game this server knows, a chat it does not: a new chat is a few turns long;
+            # a longer one most likely lost its front.
+            anchor = "unanchored" if len(turns) > NEW_CHAT_TURNS else "start"
+    begin, before, snapshot = found
+    outcome = FoldOutcome(snapshot, anchor, reused=offset + begin, folded=0)
+    state, replies, last = snapshot.state, snapshot.replies, snapshot.last_answers
+    todo = turns[offset + begin:]
+    keys = chain.keys(begin + 1, begin + len(todo)) if todo else []
+    rows: list[tuple[bytes, bytes, bytes, Snapshot]] = []
+    for turn, key in zip(todo, keys, strict=True):
+        if turn.role == "gm":
+            message = Message(role="gm", text=turn.text)
+            reply_answers: list[MessageAnswer] = []
+            ctx = TurnContext(state.seed, turn_key(state, 0, replies, message))
+            state = _reply(game, state, turn.at, message, ctx, reply_answers,
+                           outcome.diagnostics)
+            outcome.answers.extend(reply_answers)
+            last = tuple(a.answer for a in reply_answers)
+            replies += 1
+        rows.append((before, turn_hash(turn), key, Snapshot(state, replies, last)))
+        before = key
+    outcome.folded = len(rows)
+    if rows:
+        cache.save(scope, rows)
+    outcome.snapshot = Snapshot(state, replies, last)
+    return outcome
+
+
+def _re_anchor(cache: SnapshotCache, scope: bytes, turns: Sequence[Turn],
+               ) -> tuple[int, Chain, tuple[int, bytes, Snapshot]] | None:
+    """Where a chat whose front is missing continues: (turns skipped, chain, snapshot found)."""
+    leading = [turn_hash(t) for t in turns[:ANCHOR_CANDIDATES]]
+    best: tuple[int, Chain, tuple[int, bytes, Snapshot]] | None = None
+    for offset, before in enumerate(cache.seen_before(scope, leading)):
+        if before is None:
+            continue
+        chain = Chain(before, turns[offset:])
+        found = cache.longest(chain)
+        if found is None:
+            continue  # the turn was seen, but its snapshots are gone
+        if best is None or found[0] + offset > best[2][0] + best[0]:
+            best = (offset, chain, found)
+    return best

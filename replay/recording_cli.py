@@ -1,0 +1,277 @@
+"""The recording commands: ``record``, ``regress`` and ``export-state`` (issue #13).
+
+``regress`` takes chat files and directories. A directory with an ``index.json`` lists its
+chats and names each one's ruleset and party (paths relative to the index):
+``{"chats": {"market.jsonl": {"ruleset": "../rulesets/harrow.json", "party": "..."}}}``;
+``--ruleset``/``--party`` given on the command line apply to every chat instead. A directory
+without an index holds chats: every ``*.jsonl`` and ``*.json`` file in it, in name order.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from engine import Game, PartyError, RulesetError, State
+
+from .files import InputError, load_party, load_ruleset, read_json
+from .fold import replay
+from .record import Source, read_source, record
+from .regress import ChatReport, regress
+from .transcript import TranscriptError
+
+EXIT_OK, EXIT_DIFFERENCES, EXIT_UNREADABLE = 0, 1, 2
+INDEX = "index.json"
+CHAT_SUFFIXES = (".jsonl", ".json")
+
+
+class Unreadable(Exception):
+    """A chat, ruleset, party or index that cannot be read: exit 2."""
+
+
+@dataclass(frozen=True)
+class Chat:
+    """A chat file and the ruleset and party it is played with."""
+
+    path: Path
+    ruleset: Path
+    party: Path | None
+
+
+def _fail(message: str) -> None:
+    click.echo(f"gmtags: {message}", err=True)
+    sys.exit(EXIT_UNREADABLE)
+
+
+def read_chat_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise Unreadable(f"{path}: {error.strerror or error}") from None
+
+
+class Loader:
+    """Reads rulesets once per path and chats with their start states; errors as Unreadable."""
+
+    def __init__(self) -> None:
+        self.games: dict[Path, Game] = {}
+
+    def game(self, path: Path) -> Game:
+        if path not in self.games:
+            try:
+                self.games[path] = load_ruleset(path)
+            except InputError as error:
+                raise Unreadable(str(error)) from None
+            except RulesetError as error:
+                raise Unreadable(f"{path}: cannot load:\n{error}") from None
+        return self.games[path]
+
+    def chat(self, chat: Chat) -> tuple[Game, Source, State]:
+        game = self.game(chat.ruleset)
+        try:
+            source = read_source(read_chat_bytes(chat.path), str(chat.path))
+            state = load_party(game, chat.party, source.transcript.player_name)
+        except (InputError, TranscriptError) as error:
+            raise Unreadable(str(error)) from None
+        except PartyError as error:
+            raise Unreadable(f"{chat.party}: cannot load:\n{error}") from None
+        return game, source, state
+
+
+def _index(directory: Path) -> list[Chat]:
+    """The chats an index.json lists, with their ruleset and party."""
+    index_path = directory / INDEX
+    try:
+        document = read_json(index_path)
+    except InputError as error:
+        raise Unreadable(str(error)) from None
+    chats = document.get("chats") if isinstance(document, dict) else None
+    if not isinstance(chats, dict):
+        raise Unreadable(f'{index_path}: an index is {{"chats": {{"file": {{"ruleset": ...}}}}}}')
+    found: list[Chat] = []
+    for name, entry in sorted(chats.items()):
+        ruleset = entry.get("ruleset") if isinstance(entry, dict) else None
+        party = entry.get("party") if isinstance(entry, dict) else None
+        if not isinstance(ruleset, str) or not (party is None or isinstance(party, str)):
+            raise Unreadable(f"{index_path}: {name}: needs a ruleset path (and maybe a party)")
+        found.append(Chat(directory / name, directory / ruleset,
+                          directory / party if party else None))
+    return found
+
+
+def find_chats(paths: tuple[str, ...], ruleset: str | None, party: str | None) -> list[Chat]:
+    """The chats named by files and directories, each with its ruleset and party."""
+    found: list[Chat] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            if (path / INDEX).is_file():
+                listed = _index(path)
+            else:
+                listed = [Chat(file, Path(), None) for file in sorted(path.iterdir())
+                          if file.is_file() and file.suffix in CHAT_SUFFIXES]
+            if ruleset is not None:
+                listed = [Chat(chat.path, Path(ruleset), Path(party) if party else None)
+                          for chat in listed]
+            elif not (path / INDEX).is_file():
+                raise Unreadable(f"{path}: no {INDEX} here and no --ruleset given")
+            found += listed
+        elif ruleset is not None:
+            found.append(Chat(path, Path(ruleset), Path(party) if party else None))
+        else:
+            found += _indexed(path)
+    return found
+
+
+def _indexed(path: Path) -> list[Chat]:
+    """A single chat file, with the ruleset and party its directory's index names."""
+    if not (path.parent / INDEX).is_file():
+        raise Unreadable(f"{path}: no --ruleset given and no {INDEX} next to it")
+    listed = [chat for chat in _index(path.parent) if chat.path.name == path.name]
+    if not listed:
+        raise Unreadable(f"{path}: not listed in {path.parent / INDEX}")
+    return listed
+
+
+def _write(output: str, data: bytes) -> None:
+    if output == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    try:
+        Path(output).write_bytes(data)
+    except OSError as error:
+        _fail(f"{output}: {error.strerror or error}")
+
+
+@click.command(name="record")
+@click.argument("chat", type=click.Path(dir_okay=False))
+@click.option("--ruleset", "-r", required=True, type=click.Path(dir_okay=False),
+              help="The ruleset JSON file.")
+@click.option("--party", "-p", type=click.Path(dir_okay=False),
+              help="A party file or an exported state (default: one character).")
+@click.option("--output", "-o", default="-", show_default=True,
+              help="Where to write the recorded chat (- for standard output).")
+def record_command(chat: str, ruleset: str, party: str | None, output: str) -> None:
+    """Answer every tag of CHAT and write it back, in its own format, with answers inline."""
+    try:
+        game, source, state = Loader().chat(
+            Chat(Path(chat), Path(ruleset), Path(party) if party else None))
+    except Unreadable as error:
+        _fail(str(error))
+        return
+    recording = record(game, source, state)
+    _write(output, recording.data)
+    click.echo(f"{chat}: {recording.answered} tag(s) answered in {recording.messages} "
+               "message(s)", err=True)
+    if recording.unwritable:
+        click.echo(f"{chat}: answer keys left out (not tag attribute names): "
+                   f"{', '.join(recording.unwritable)}", err=True)
+
+
+@click.command(name="regress")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--ruleset", "-r", type=click.Path(dir_okay=False),
+              help="The ruleset of every chat (default: each directory's index.json).")
+@click.option("--party", "-p", type=click.Path(dir_okay=False),
+              help="The party of every chat (with --ruleset).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.option("--update", is_flag=True, help="Re-record the chats whose answers differ.")
+@click.option("--strict", is_flag=True, help="Count tags without a recorded answer as differences.")
+def regress_command(paths: tuple[str, ...], ruleset: str | None, party: str | None, fmt: str,
+                    update: bool, strict: bool) -> None:
+    """Replay recorded chats and diff their recorded answers against today's engine.
+
+    Exit 0 when nothing differs (or --update re-recorded it), 1 when something does, 2 when
+    a chat, ruleset, party or index cannot be read.
+    """
+    try:
+        chats = find_chats(paths, ruleset, party)
+    except Unreadable as error:
+        _fail(str(error))
+        return
+    loader = Loader()
+    reports: list[ChatReport] = []
+    updated: list[str] = []
+    for chat in chats:
+        try:
+            game, source, state = loader.chat(chat)
+        except Unreadable as error:
+            reports.append(ChatReport(str(chat.path), error=str(error)))
+            continue
+        report = regress(str(chat.path), game, source, state)
+        reports.append(report)
+        if update and report.failed(strict=True):
+            chat.path.write_bytes(record(game, source, state).data)
+            updated.append(str(chat.path))
+    if fmt == "json":
+        click.echo(json.dumps(_summary_json(reports, updated, strict), ensure_ascii=False,
+                              indent=2))
+    else:
+        _print_reports(reports, updated, strict)
+    if any(report.error for report in reports):
+        sys.exit(EXIT_UNREADABLE)
+    if not update and any(report.failed(strict) for report in reports):
+        sys.exit(EXIT_DIFFERENCES)
+
+
+def _summary_json(reports: list[ChatReport], updated: list[str], strict: bool) -> dict[str, Any]:
+    return {
+        "chats": [report.to_json() for report in reports],
+        "answers": sum(report.answers for report in reports),
+        "differences": sum(len(report.differences) for report in reports),
+        "unanswered": sum(len(report.unanswered) for report in reports),
+        "errors": sum(1 for report in reports if report.error),
+        "strict": strict,
+        "updated": updated,
+    }
+
+
+def _print_reports(reports: list[ChatReport], updated: list[str], strict: bool) -> None:
+    for report in reports:
+        if report.error:
+            click.echo(f"{report.chat}: cannot read: {report.error}")
+            continue
+        for difference in report.differences:
+            line = f" (line {difference.line})" if difference.line is not None else ""
+            click.echo(f"{report.chat}: message {difference.message}{line}: {difference.tag}")
+            for change in difference.diff_lines():
+                click.echo(f"    {change}")
+        if strict:
+            for missing in report.unanswered:
+                line = f" (line {missing.line})" if missing.line is not None else ""
+                click.echo(f"{report.chat}: message {missing.message}{line}: unanswered: "
+                           f"{missing.tag}")
+    for path in updated:
+        click.echo(f"{path}: re-recorded")
+    summary = _summary_json(reports, updated, strict)
+    click.echo(f"{len(reports)} chat(s), {summary['answers']} recorded answer(s): "
+               f"{summary['differences']} difference(s), {summary['unanswered']} unanswered, "
+               f"{summary['errors']} unreadable")
+
+
+@click.command(name="export-state")
+@click.argument("chat", type=click.Path(dir_okay=False))
+@click.option("--ruleset", "-r", required=True, type=click.Path(dir_okay=False),
+              help="The ruleset JSON file.")
+@click.option("--party", "-p", type=click.Path(dir_okay=False),
+              help="A party file or an exported state (default: one character).")
+@click.option("--output", "-o", default="-", show_default=True,
+              help="Where to write the state (- for standard output).")
+def export_state_command(chat: str, ruleset: str, party: str | None, output: str) -> None:
+    """Write the state at the end of CHAT as JSON, to give as --party to the next session."""
+    try:
+        game, source, state = Loader().chat(
+            Chat(Path(chat), Path(ruleset), Path(party) if party else None))
+    except Unreadable as error:
+        _fail(str(error))
+        return
+    final = replay(game, source.transcript, state).state
+    text = json.dumps(final.to_json(), ensure_ascii=False, indent=2) + "\n"
+    _write(output, text.encode("utf-8"))

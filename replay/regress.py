@@ -1,0 +1,128 @@
+"""The regression harness: replay recorded chats and diff their answers against today's engine.
+
+For every tag of a visible GM reply, the recorded answer part (``Tag.answer``, written by
+``record``) is compared with ``engine.answer_attrs`` of the answer computed now (the attributes a
+tag can carry: ``record.answer_pairs``). A difference
+names the chat, the message, the tag and each attribute that changed. A tag without an answer
+part is "unanswered" (a difference only with ``strict``); a malformed tag has none to compare.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import tagparse
+from engine import Game, State
+
+from .fold import replay
+from .record import AnsweredTag, Source, answer_pairs, answered_tags
+
+Pairs = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """A recorded answer that today's engine answers differently."""
+
+    message: int
+    line: int | None
+    tag: str  # the request part, in canonical form
+    recorded: Pairs
+    now: Pairs
+
+    def changes(self) -> list[tuple[str, str | None, str | None]]:
+        """(attribute, recorded value, value now) for each attribute that differs, in order."""
+        before, after = dict(self.recorded), dict(self.now)
+        keys = list(dict.fromkeys([*before, *after]))
+        return [(key, before.get(key), after.get(key)) for key in keys
+                if before.get(key) != after.get(key)]
+
+    def diff_lines(self) -> list[str]:
+        """A readable diff: ``- key: recorded`` and ``+ key: now`` for each changed attribute."""
+        lines: list[str] = []
+        for key, before, after in self.changes():
+            if before is not None:
+                lines.append(f"- {key}: {before}")
+            if after is not None:
+                lines.append(f"+ {key}: {after}")
+        if not lines:  # same attributes, another order
+            lines = [f"- order: {' '.join(k for k, _ in self.recorded)}",
+                     f"+ order: {' '.join(k for k, _ in self.now)}"]
+        return lines
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "message": self.message,
+            "line": self.line,
+            "tag": self.tag,
+            "recorded": dict(self.recorded),
+            "now": dict(self.now),
+            "changed": [key for key, _, _ in self.changes()],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Unanswered:
+    """A tag of a visible GM reply with no recorded answer part."""
+
+    message: int
+    line: int | None
+    tag: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"message": self.message, "line": self.line, "tag": self.tag}
+
+
+@dataclass
+class ChatReport:
+    """What regress found in one chat."""
+
+    chat: str
+    answers: int = 0  # recorded answers compared
+    differences: list[Difference] = field(default_factory=list)
+    unanswered: list[Unanswered] = field(default_factory=list)
+    error: str | None = None  # the chat could not be read or replayed
+
+    def failed(self, strict: bool = False) -> bool:
+        return bool(self.differences or self.error or (strict and self.unanswered))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "chat": self.chat,
+            "answers": self.answers,
+            "differences": [d.to_json() for d in self.differences],
+            "unanswered": [u.to_json() for u in self.unanswered],
+            "error": self.error,
+        }
+
+
+def request_form(tag: tagparse.Tag) -> str:
+    """The request part of a tag in canonical form (its raw text when malformed)."""
+    if tag.malformed is not None:
+        return tag.raw
+    return tagparse.render(tag.kind, tag.attrs)
+
+
+def compare(chat: str, answered: list[AnsweredTag]) -> ChatReport:
+    """Compare each recorded answer part with the answer computed now."""
+    report = ChatReport(chat)
+    for item in answered:
+        tag = item.tag
+        if tag.malformed is not None:
+            continue
+        if tag.answer is None:
+            report.unanswered.append(Unanswered(item.message, item.line, request_form(tag)))
+            continue
+        report.answers += 1
+        now = answer_pairs(item.answer)
+        if tag.answer != now:
+            report.differences.append(
+                Difference(item.message, item.line, request_form(tag), tag.answer, now))
+    return report
+
+
+def regress(chat: str, game: Game, source: Source, state: State) -> ChatReport:
+    """Replay one recorded chat and compare every recorded answer with today's."""
+    result = replay(game, source.transcript, state)
+    return compare(chat, list(answered_tags(source.transcript, result)))

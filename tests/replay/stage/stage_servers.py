@@ -1,0 +1,232 @@
+"""Real servers on loopback for the stage tests: a scripted fake model, redis-server, the stage.
+
+The fake model answers with the reply scripted for the last player message and streams it in
+random chunk splits (seeded by the request, so a run is reproducible) that cut tags anywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+import socket
+import subprocess
+import threading
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from replay.cache import MemoryStore, Store
+from replay.stage.app import StageConfig, build_app, load_games
+
+ROOT = Path(__file__).resolve().parents[3]
+FIXTURES = ROOT / "fixtures"
+DEFAULT_REPLY = "The road goes on."
+
+
+def bound_socket() -> socket.socket:
+    """A listening loopback socket on a free port: connections wait in its backlog."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    return sock
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ServerThread:
+    """An ASGI app served by uvicorn in a thread on an already listening socket."""
+
+    def __init__(self, app: Any) -> None:
+        self.sock = bound_socket()
+        self.port = int(self.sock.getsockname()[1])
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
+                                       daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+        self.sock.close()
+
+
+def chunks(text: str, seed: str) -> list[str]:
+    """``text`` cut at random places (1 to 7 characters a piece), reproducibly per seed."""
+    rng = random.Random(hashlib.sha256(seed.encode()).digest())
+    pieces, at = [], 0
+    while at < len(text):
+        step = rng.randint(1, 7)
+        pieces.append(text[at:at + step])
+        at += step
+    return pieces
+
+
+@dataclass
+class FakeModel:
+    """The scripted model server: replies by last player message, failures on demand."""
+
+    script: dict[str, str] = field(default_factory=dict)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    fail: tuple[int, str] | None = None
+    server: ServerThread | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return self.server.url + "/v1"
+
+    def reply_for(self, body: dict[str, Any]) -> str:
+        players = [m for m in body["messages"] if m.get("role") == "user"]
+        last = players[-1]["content"] if players else ""
+        return self.script.get(last, DEFAULT_REPLY)
+
+    def app(self) -> Starlette:
+        async def chat(request: Request) -> Response:
+            body = await request.json()
+            self.requests.append(body)
+            self.headers.append(dict(request.headers))
+            if self.fail is not None:
+                status, message = self.fail
+                return JSONResponse({"error": {"message": message, "type": "fake"}},
+                                    status_code=status)
+            text = self.reply_for(body)
+            if not body.get("stream"):
+                return JSONResponse({
+                    "id": "fake-1", "object": "chat.completion", "model": body.get("model"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": text}}]})
+            seed = json.dumps(body["messages"], sort_keys=True)
+
+            async def events() -> AsyncIterator[bytes]:
+                base = {"id": "fake-1", "object": "chat.completion.chunk"}
+                first = {**base, "choices": [{"index": 0, "delta": {"role": "assistant"},
+                                              "finish_reason": None}]}
+                yield f"data: {json.dumps(first)}\n\n".encode()
+                for piece in chunks(text, seed):
+                    chunk = {**base, "choices": [{"index": 0, "delta": {"content": piece},
+                                                  "finish_reason": None}]}
+                    yield f"data: {json.dumps(chunk)}\n\n".encode()
+                last = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                yield f"data: {json.dumps(last)}\n\n".encode()
+                yield b"data: [DONE]\n\n"
+
+            return StreamingResponse(events(), media_type="text/event-stream")
+
+        async def models(request: Request) -> Response:
+            return JSONResponse({"object": "list", "data": [{"id": "fake-gm", "object": "model"}]})
+
+        return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]),
+                                 Route("/v1/models", models)])
+
+
+@pytest.fixture(scope="session")
+def fake_model() -> Iterator[FakeModel]:
+    model = FakeModel()
+    model.server = ServerThread(model.app())
+    yield model
+    model.server.stop()
+
+
+@pytest.fixture
+def model(fake_model: FakeModel) -> Iterator[FakeModel]:
+    """The session's fake model with a clean script and request log."""
+    fake_model.script.clear()
+    fake_model.requests.clear()
+    fake_model.headers.clear()
+    fake_model.fail = None
+    yield fake_model
+
+
+@pytest.fixture(scope="session")
+def games_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two games: harrow (inline answers) and harrow-block (answers in a trailing block)."""
+    root = tmp_path_factory.mktemp("games")
+    for name, options in (("harrow", {}), ("harrow-block", {"answers": "block"})):
+        folder = root / name
+        folder.mkdir()
+        shutil.copy(FIXTURES / "rulesets" / "harrow.json", folder / "ruleset.json")
+        shutil.copy(FIXTURES / "parties" / "harrow.json", folder / "party.json")
+        (folder / "options.json").write_text(json.dumps(options))
+    return root
+
+
+class RedisServer:
+    """A throwaway redis-server on a free loopback port, nothing saved to disk."""
+
+    def __init__(self) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.skip("redis-server is not installed (scripts/test installs it)")
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no"], stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        for line in self.process.stdout:  # blocks until the server says it is ready
+            if "Ready to accept connections" in line:
+                break
+        else:
+            raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    server = RedisServer()
+    yield server
+    server.stop()
+
+
+@dataclass
+class Stage:
+    """A stage served in a thread, with a client for it."""
+
+    server: ServerThread
+    store: Store
+
+    def url(self, path: str) -> str:
+        return self.server.url + path
+
+    def chat(self, messages: list[dict[str, Any]], game: str = "harrow",
+             **extra: Any) -> httpx.Response:
+        return httpx.post(self.url(f"/games/{game}/v1/chat/completions"),
+                          json={"model": "fake-gm", "messages": messages, **extra}, timeout=60)
+
+
+def start_stage(model: FakeModel, games_dir: Path, store: Store | None = None,
+                **options: Any) -> Stage:
+    store = store if store is not None else MemoryStore()
+    if "upstream" not in options:
+        options["upstream"] = model.url
+    config = StageConfig(games=load_games(games_dir), store=store, **options)
+    return Stage(ServerThread(build_app(config)), store)
+
+
+@pytest.fixture
+def stage(model: FakeModel, games_dir: Path) -> Iterator[Stage]:
+    running = start_stage(model, games_dir)
+    yield running
+    running.server.stop()

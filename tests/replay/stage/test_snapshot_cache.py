@@ -1,0 +1,175 @@
+"""The snapshot cache and the incremental fold (DESIGN.md "State, snapshots and scale")."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pytest
+from helpers import harrow, harrow_party
+from stage_servers import RedisServer, free_port
+
+from engine import Game, State
+from replay import replay
+from replay.cache import (
+    MemoryStore,
+    RedisStore,
+    SnapshotCache,
+    Store,
+    Turn,
+    fold_turns,
+    openai_turns,
+)
+from replay.formats import transcript_from_openai
+
+TAGS = [
+    'Found. [inventory: action="add" item="Torch" count="2" who="Ada"]',
+    'Paid. [inventory: action="pay" amount="3 pennies" who="Ada"]',
+    "Nothing happens.",
+    'Oops [inventory: action="remove" item="Lantern of Dreams"] [inventory: action="earn" '
+    'amount="2 shillings" who="Bram the Quiet"]',
+    '[inventory: action="add" item="Rope" | ok="false" text="lies"]',
+]
+
+
+def chat(turns: int) -> list[dict[str, Any]]:
+    """A system message, then player and GM turns with a tag in most GM replies."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "GM of Harrow Vale."}]
+    for index in range(turns):
+        messages.append({"role": "user", "content": f"turn {index}"})
+        messages.append({"role": "assistant", "content": TAGS[index % len(TAGS)]})
+    return messages
+
+
+def turns_of(messages: list[dict[str, Any]]) -> list[Turn]:
+    return openai_turns(messages)
+
+
+@pytest.fixture(scope="module")
+def game() -> Game:
+    return harrow()
+
+
+@pytest.fixture(scope="module")
+def start(game: Game) -> State:
+    return harrow_party(game)
+
+
+def test_the_incremental_fold_equals_the_full_replay(game: Game, start: State) -> None:
+    messages = chat(12)
+    expected = replay(game, transcript_from_openai(messages), start)
+    outcome = fold_turns(game, start, turns_of(messages), SnapshotCache(MemoryStore()))
+    assert outcome.snapshot.state.canonical() == expected.state.canonical()
+    assert [a.to_json() for a in outcome.answers] == [a.to_json() for a in expected.answers]
+    assert outcome.anchor == "start" and outcome.folded == 24
+
+
+def test_a_new_reply_folds_only_the_turns_after_the_cached_prefix(game: Game,
+                                                                   start: State) -> None:
+    cache = SnapshotCache(MemoryStore())
+    fold_turns(game, start, turns_of(chat(10)), cache)
+    longer = chat(11)
+    outcome = fold_turns(game, start, turns_of(longer), cache)
+    assert (outcome.anchor, outcome.reused, outcome.folded) == ("cached", 20, 2)
+    whole = replay(game, transcript_from_openai(longer), start)
+    assert outcome.snapshot.state.canonical() == whole.state.canonical()
+    again = fold_turns(game, start, turns_of(longer), cache)  # a regenerated reply
+    assert again.folded == 0 and again.snapshot.state == outcome.snapshot.state
+
+
+def test_the_last_answers_come_back_from_the_snapshot(game: Game, start: State) -> None:
+    cache = SnapshotCache(MemoryStore())
+    cold = fold_turns(game, start, turns_of(chat(4)), cache)
+    warm = fold_turns(game, start, turns_of(chat(4)), cache)
+    assert [a.to_json() for a in warm.snapshot.last_answers] == \
+        [a.to_json() for a in cold.snapshot.last_answers]
+    assert len(warm.snapshot.last_answers) == 2
+
+
+def test_system_messages_anywhere_do_not_change_the_fold(game: Game, start: State) -> None:
+    cache = SnapshotCache(MemoryStore())
+    plain = chat(6)
+    fold_turns(game, start, turns_of(plain), cache)
+    injected = [*plain[:5], {"role": "system", "content": "[World info: mills]"}, *plain[5:]]
+    outcome = fold_turns(game, start, turns_of(injected), cache)
+    assert outcome.anchor == "cached" and outcome.folded == 0
+
+
+@pytest.mark.parametrize("corruption", [
+    b"not json", b"[]", b'{"format": "gmtags-snapshot/1"}',
+    json.dumps({"format": "gmtags-snapshot/1", "engine": "0.0.0-old"}).encode(),
+])
+def test_a_corrupt_or_stale_snapshot_is_ignored_and_recomputed(
+        game: Game, start: State, corruption: bytes) -> None:
+    store = MemoryStore()
+    cache = SnapshotCache(store)
+    messages = chat(5)
+    expected = fold_turns(game, start, turns_of(messages), cache).snapshot.state
+    for key in list(store._items):
+        if key.startswith("gmtags:snap:"):
+            store._items[key] = corruption
+    outcome = fold_turns(game, start, turns_of(messages), cache)
+    assert outcome.snapshot.state.canonical() == expected.canonical()
+    assert outcome.folded == 10
+
+
+def test_a_state_whose_bytes_do_not_match_its_hash_is_ignored(game: Game, start: State) -> None:
+    store = MemoryStore()
+    cache = SnapshotCache(store)
+    messages = chat(5)
+    expected = fold_turns(game, start, turns_of(messages), cache).snapshot.state
+    for key in list(store._items):
+        if key.startswith("gmtags:state:"):
+            store._items[key] = store._items[key].replace(b'"count":2', b'"count":9')
+    outcome = fold_turns(game, start, turns_of(messages), cache)
+    assert outcome.snapshot.state.canonical() == expected.canonical()
+
+
+def test_the_lru_keeps_at_most_its_entries() -> None:
+    store = MemoryStore(entries=3)
+    store.put_many({"a": b"1", "b": b"2", "c": b"3"})
+    assert store.get_many(["a"]) == [b"1"]  # a is now the most recent
+    store.put_many({"d": b"4"})
+    assert store.get_many(["a", "b", "c", "d"]) == [b"1", None, b"3", b"4"]
+    assert len(store) == 3
+
+
+def test_redis_down_is_a_miss_logged_once(caplog: pytest.LogCaptureFixture, game: Game,
+                                          start: State) -> None:
+    store = RedisStore(f"redis://127.0.0.1:{free_port()}/0", timeout=0.2)
+    with caplog.at_level(logging.WARNING, logger="gmtags.cache"):
+        outcome = fold_turns(game, start, turns_of(chat(3)), SnapshotCache(store))
+        fold_turns(game, start, turns_of(chat(3)), SnapshotCache(store))
+    assert outcome.folded == 6 and store.down
+    assert [r.message.count("Redis unavailable") for r in caplog.records] == [1]
+    assert "redis://" not in caplog.text  # the URL may hold a password
+
+
+def test_redis_store_round_trip_and_ttl(redis_server: RedisServer, game: Game,
+                                        start: State) -> None:
+    store: Store = RedisStore(redis_server.url, ttl=60)
+    cache = SnapshotCache(store)
+    cold = fold_turns(game, start, turns_of(chat(4)), cache)
+    warm = fold_turns(game, start, turns_of(chat(4)), SnapshotCache(RedisStore(redis_server.url)))
+    assert warm.anchor == "cached" and warm.folded == 0
+    assert warm.snapshot.state.canonical() == cold.snapshot.state.canonical()
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    keys = client.keys("gmtags:snap:*")
+    assert keys and all(0 < client.ttl(k) <= 60 for k in keys)
+
+
+@pytest.mark.parametrize("edited", [1, 63, 64, 65, 130])
+def test_an_edit_in_the_middle_resumes_just_before_it(game: Game, start: State,
+                                                      edited: int) -> None:
+    cache = SnapshotCache(MemoryStore())
+    messages = chat(100)
+    fold_turns(game, start, turns_of(messages), cache)
+    messages[1 + edited] = {"role": messages[1 + edited]["role"],
+                            "content": TAGS[0] + " (edited)"}
+    outcome = fold_turns(game, start, turns_of(messages), cache)
+    assert outcome.reused == edited and outcome.folded == 200 - edited
+    expected = replay(game, transcript_from_openai(messages), start)
+    assert outcome.snapshot.state.canonical() == expected.state.canonical()
