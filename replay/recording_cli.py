@@ -23,6 +23,7 @@ from .files import InputError, load_party, load_ruleset, read_json
 from .fold import replay
 from .record import Source, read_source, record
 from .regress import ChatReport, regress
+from .report import render_regress_html
 from .transcript import TranscriptError
 
 EXIT_OK, EXIT_DIFFERENCES, EXIT_UNREADABLE = 0, 1, 2
@@ -184,8 +185,10 @@ def record_command(chat: str, ruleset: str, party: str | None, output: str) -> N
               show_default=True)
 @click.option("--update", is_flag=True, help="Re-record the chats whose answers differ.")
 @click.option("--strict", is_flag=True, help="Count tags without a recorded answer as differences.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False),
+              help="Also write the differences side by side as a self-contained HTML page.")
 def regress_command(paths: tuple[str, ...], ruleset: str | None, party: str | None, fmt: str,
-                    update: bool, strict: bool) -> None:
+                    update: bool, strict: bool, html_out: str | None) -> None:
     """Replay recorded chats and diff their recorded answers against today's engine.
 
     Exit 0 when nothing differs (or --update re-recorded it), 1 when something does, 2 when
@@ -215,6 +218,9 @@ def regress_command(paths: tuple[str, ...], ruleset: str | None, party: str | No
                               indent=2))
     else:
         _print_reports(reports, updated, strict)
+    if html_out is not None:
+        differences = [{"chat": r.chat, **d.to_json()} for r in reports for d in r.differences]
+        Path(html_out).write_text(render_regress_html(differences), encoding="utf-8")
     if any(report.error for report in reports):
         sys.exit(EXIT_UNREADABLE)
     if not update and any(report.failed(strict) for report in reports):

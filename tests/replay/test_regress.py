@@ -161,3 +161,18 @@ def test_record_and_export_state_commands(tmp_path):
     again = runner.invoke(main, ["export-state", str(empty), "-r", ruleset, "-p", str(state_path)])
     assert again.exit_code == 0 and json.loads(again.output) == state
     assert runner.invoke(main, ["record", str(tmp_path / "nope"), "-r", ruleset]).exit_code == 2
+
+
+def test_regress_html_shows_each_difference_side_by_side(tmp_path):
+    runner = CliRunner()
+    ruleset = write_corpus(tmp_path)
+    document = json.loads(ruleset.read_text())
+    document["items"]["currencies"][0]["units"][2]["label"] = "marks"
+    ruleset.write_text(json.dumps(document), encoding="utf-8")
+    page = tmp_path / "diff.html"
+    result = runner.invoke(main, ["regress", str(tmp_path), "--html", str(page)])
+    assert result.exit_code == 1
+    html = page.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") or html.lower().startswith("<!doctype html>")
+    assert "marks" in html and "crowns" in html
+    assert "http://" not in html and "https://" not in html
