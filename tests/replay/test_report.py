@@ -202,7 +202,9 @@ def test_purse_pools_conditions_and_place_change_with_their_turns():
     assert start["c"] == {"0": [], "1": []} and start["pl"] is None
     # ITM-PAY-5: Ada pays 3 shillings (36 pennies) at message 9.
     assert document["messages"][9]["d"]["p"] == {"0": "Coin worth 31 pennies"}
-    assert "pl" not in document["messages"][11]["d"]  # "market town": no market in Harrow
+    # A place without a market (no size) holds from its turn; Bram earns 5 shillings (60).
+    assert document["messages"][11]["d"]["pl"] == ["Millbrook road", None, 1]
+    assert document["messages"][11]["d"]["p"] == {"1": "Coin worth 108 pennies"}
 
 
 def test_place_shows_from_its_turn_and_resets_with_the_session():
@@ -219,7 +221,7 @@ def test_place_shows_from_its_turn_and_resets_with_the_session():
 def test_charts_coin_worth_checks_and_loot():
     document = report_document(GAME, *demo())
     worth = {s["who"]: s["points"] for s in document["charts"]["worth"]}
-    assert worth == {"Ada": [[-1, 67], [9, 31]], "Bram the Quiet": [[-1, 48]]}
+    assert worth == {"Ada": [[-1, 67], [9, 31]], "Bram the Quiet": [[-1, 48], [11, 108]]}
     assert document["families"] == [{"label": "Coin", "unit": "pennies"}]
     [check] = document["charts"]["checks"]
     assert (check["m"], check["skill"], check["who"]) == (9, "Climb", "Bram the Quiet")
