@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from tagparse import Tag
 
-from . import bags, checks, gear, loot, market, money, reasons
+from . import bags, checks, fakes, gear, loot, market, money, reasons, rest, use
 from .answers import Answer, refused
 from .context import TurnContext
 from .game import Game
@@ -38,6 +38,10 @@ HANDLERS: dict[tuple[str, str | None], Handler] = {
     ("inventory", "buy"): market.buy,
     ("inventory", "sell"): market.sell,
     ("skill_check", None): checks.skill_check,
+    ("inventory", "use"): use.use_tag,
+    ("sheet", "rest"): rest.rest_tag,
+    ("inventory", "reveal"): fakes.reveal,
+    ("inventory", "inspect"): fakes.inspect,
 }
 
 # The actions each tag kind has in the spec; those without a handler yet are answered
@@ -77,6 +81,10 @@ READS: dict[tuple[str, str | None], frozenset[str]] = {
     ("inventory", "buy"): frozenset({"action", "item", "count", "level", "seller", "who"}),
     ("inventory", "sell"): frozenset({"action", "item", "count", "seller", "who"}),
     ("skill_check", None): checks.READS,
+    ("inventory", "use"): frozenset({"action", "item", "who"}),
+    ("sheet", "rest"): frozenset({"op", "rest", "who"}),
+    ("inventory", "reveal"): frozenset({"action", "item", "who"}),
+    ("inventory", "inspect"): frozenset({"action", "item", "who", "seller", "with"}),
 }
 
 
@@ -118,6 +126,10 @@ def answer_tag(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[St
                               f"[{what}] is not answered by this version of gmtags; "
                               "nothing was done.")
     new_state, answer = handler(game, state, tag, ctx)
+    if new_state is not state:
+        # ITM-FAKE-12/18: after an inventory change a bound fake, or one the sheet gives
+        # away, is found out.
+        new_state = fakes.settle_fakes(game, new_state, ctx)
     notes = _notes(tag, key)
     if notes:
         answer = answer.model_copy(update={"notes": answer.notes + notes})

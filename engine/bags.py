@@ -105,7 +105,9 @@ def add_to_bag(bag: tuple[Stack, ...], thing: Thing, count: int) -> tuple[Stack,
     for index, stack in enumerate(stacks):
         if left == 0:
             break
-        if stack.loose and stack.same_kind(proto) and stack.count < thing.stack_limit:
+        # the cheap test first: an add to a long bag meets many full stacks (pure tests, any
+        # order gives the same answer)
+        if stack.count < thing.stack_limit and stack.loose and stack.same_kind(proto):
             moved = min(left, thing.stack_limit - stack.count)
             stacks[index] = stack.model_copy(update={"count": stack.count + moved})
             left -= moved
@@ -209,8 +211,12 @@ def add(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, An
     return add_thing(game, state, tag, thing, count, who)
 
 
-def _matches(stack: Stack, thing: Thing | None, name: str) -> bool:
+def stack_matches(stack: Stack, thing: Thing | None, name: str) -> bool:
+    """Whether a stack holds what a tag names: a ruleset item or coin by identity (a fake
+    also by what it passes for, ITM-FAKE-9), else a plain item by its name, any case."""
     if thing is not None and (thing.item is not None or thing.coin is not None):
+        if thing.item is not None and stack.shows_as == thing.item:
+            return True
         return stack.item == thing.item and stack.coin == thing.coin
     return stack.name.casefold() == name.casefold()
 
@@ -224,7 +230,7 @@ def take_from_bag(character: Character, thing: Thing | None, name: str, count: i
     than ``count``).
     """
     takeable = [i for i, s in enumerate(character.bag)
-                if _matches(s, thing, name) and (keep is None or not keep(s))]
+                if stack_matches(s, thing, name) and (keep is None or not keep(s))]
     held = sum(character.bag[i].count for i in takeable)
     if held < count:
         return character.bag, held
@@ -254,7 +260,7 @@ def remove(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State,
     character = state.characters[who]
     thing = find_thing(game, name, state)
     label = thing.name if thing is not None else name[:200]
-    total = sum(s.count for s in character.bag if _matches(s, thing, name))
+    total = sum(s.count for s in character.bag if stack_matches(s, thing, name))
     bag, free = take_from_bag(character, thing, name, count,
                               keep=lambda s: cursed_bound(game, state, s))
     if total == 0:

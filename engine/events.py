@@ -53,9 +53,11 @@ def event_from(payload: Mapping[str, Any], name: str | None) -> Event:
 
 
 def _events() -> dict[str, EventHandler]:
-    from . import starting_gear  # capabilities import this module's Event; import them late
+    from . import rest, starting_gear, use  # capabilities import Event: import them late
 
-    return {"starting-gear": starting_gear.take}
+    return {"starting-gear": starting_gear.take,
+            "use": use.use_event,
+            "rest": rest.rest_event}
 
 
 def apply_event(game: Game, state: State, payload: Mapping[str, Any], name: str | None,
@@ -71,4 +73,9 @@ def apply_event(game: Game, state: State, payload: Mapping[str, Any], name: str 
         return state, refused(event.tag, reasons.UNSUPPORTED,
                               f'Event action "{event.action[:40]}" is not applied by this '
                               f"version of gmtags (known: {known}).")
-    return handler(game, state, event, ctx)
+    new_state, answer = handler(game, state, event, ctx)
+    if new_state is not state:  # ITM-FAKE-12/18, as after a tag
+        from .fakes import settle_fakes
+
+        new_state = settle_fakes(game, new_state, ctx)
+    return new_state, answer

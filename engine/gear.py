@@ -19,6 +19,7 @@ from .bags import (
     item_of,
     parse_count,
     resolve_who,
+    stack_matches,
     take_from_bag,
 )
 from .carry import distribute
@@ -29,12 +30,6 @@ from .sheet import SheetView, effect_part
 from .state import Character, Stack, State
 
 Handler = Callable[[Game, State, Tag, TurnContext], tuple[State, Answer]]
-
-
-def _matches(stack: Stack, thing: Thing | None, name: str) -> bool:
-    if thing is not None and (thing.item is not None or thing.coin is not None):
-        return stack.item == thing.item and stack.coin == thing.coin
-    return stack.name.casefold() == name.casefold()
 
 
 def _named(game: Game, state: State, tag: Tag, verb: str) -> tuple[str, Thing | None] | Answer:
@@ -107,7 +102,7 @@ def binding_max(game: Game, character: Character | None) -> int:
 def _pick(game: Game, state: State, character: Character, thing: Thing | None, name: str,
           wanted: Callable[[Stack], bool]) -> int | None:
     """The stack of the named thing the action works on: the last one ``wanted`` accepts."""
-    candidates = [i for i, s in enumerate(character.bag) if _matches(s, thing, name)
+    candidates = [i for i, s in enumerate(character.bag) if stack_matches(s, thing, name)
                   and wanted(s)]
     return candidates[-1] if candidates else None
 
@@ -131,7 +126,7 @@ def _gear_action(verb: str) -> Handler:
             return state, who
         character = state.characters[who]
         label = thing.name if thing is not None else name[:200]
-        held = [s for s in character.bag if _matches(s, thing, name)]
+        held = [s for s in character.bag if stack_matches(s, thing, name)]
         if not held:
             return state, refused(tag, reasons.NOT_HELD, f"{character.name} has no {label}.")
         item = item_of(game, state, held[0].item)
@@ -174,7 +169,7 @@ def _unequip(game: Game, state: State, tag: Tag, who: int, character: Character,
     index = _pick(game, state, character, thing, name,
                   lambda s: s.equipped and not cursed_bound(game, state, s))
     if index is None:
-        if any(s.equipped for s in character.bag if _matches(s, thing, name)):  # ITM-BIND-3
+        if any(s.equipped for s in character.bag if stack_matches(s, thing, name)):  # ITM-BIND-3
             return state, refused(tag, reasons.CURSED,
                                   f"{label} is cursed and bound to {character.name}: it cannot "
                                   'be unequipped until the curse ends (action="unbind").')
@@ -271,7 +266,7 @@ def give(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, A
     label = thing.name if thing is not None else name[:200]
     if taker == giver:
         return state, refused(tag, reasons.ALREADY, f"{label} is already {character.name}'s.")
-    total = sum(s.count for s in character.bag if _matches(s, thing, name))
+    total = sum(s.count for s in character.bag if stack_matches(s, thing, name))
     if total == 0:
         return state, refused(tag, reasons.NOT_HELD, f"{character.name} has no {label}.")
     if total < count:
@@ -286,7 +281,7 @@ def give(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, A
         return state, refused(tag, reasons.CURSED,
                               f"{label} is cursed and bound to {character.name}: it cannot be "
                               'given away until the curse ends (action="unbind").')
-    sample = next(s for s in character.bag if _matches(s, thing, name))
+    sample = next(s for s in character.bag if stack_matches(s, thing, name))
     moving = thing or Thing(sample.name, None, None, DEFAULT_STACK)
     placed_state, _, left = distribute(game, state, moving, count, taker)
     moved = count - left
@@ -321,7 +316,7 @@ def set_count(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[Sta
     if isinstance(who, Answer):
         return state, who
     character = state.characters[who]
-    held = sum(s.count for s in character.bag if _matches(s, thing, name))
+    held = sum(s.count for s in character.bag if stack_matches(s, thing, name))
     label = thing.name if thing is not None else name[:200]
     if thing is not None and thing.service:  # ITM-SVC-3
         return state, refused(tag, reasons.SERVICE,
@@ -335,7 +330,7 @@ def set_count(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[Sta
             if block is not None and not block.native and held == 0:  # ITM-FREE-4/5
                 return state, refused(tag, reasons.NOT_RULESET_ITEM,
                                       f'"{name[:80]}" is not an item of this ruleset.')
-            sample = next((s for s in character.bag if _matches(s, thing, name)), None)
+            sample = next((s for s in character.bag if stack_matches(s, thing, name)), None)
             thing = Thing(sample.name if sample else name[:200], None, None, DEFAULT_STACK)
         return add_thing(game, state, tag, thing, total_wanted - held, who,
                          {"set": total_wanted})

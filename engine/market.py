@@ -12,7 +12,7 @@ began the day, so a day always rolls the same shelf (ITM-DAY-4/5, OQ-50).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -42,7 +42,7 @@ from .ruleset.loot import ItemFilter
 from .ruleset.market import Market, PriceLevel, Seller
 from .ruleset.market import Place as PlaceSize
 from .sheet import SheetView
-from .state import Character, JournalEntry, Place, Stack, State, Taken
+from .state import Character, Held, JournalEntry, Place, Stack, State, Taken
 
 WARES_SHOWN = 12  # ITM-MKTV-1: a dozen wares per seller in the MARKET block
 LIMITED_SHOWN = 24  # the most limited wares the MARKET block lists
@@ -261,11 +261,23 @@ def taken_today(place: Place, ref: str, seller: str | None) -> int:
     return sum(t.count for t in place.taken if t.item == ref and t.seller == seller)
 
 
+def fake_on_offer(game: Game, state: State | None, entry: CatalogItem) -> CatalogItem | None:
+    """ITM-FAKE-4/7: the item a fake is offered as — checked again whenever a market offers
+    it, so a fake whose target is missing, hidden or unsaleable is never sold."""
+    from .fakes import passes_for  # fakes reads markets: imported when used
+
+    target = passes_for(game, entry)
+    if target is None or not saleable(game, state, target.ref, target.item):
+        return None
+    return target
+
+
 def day_stock(game: Game, state: State, market: Market,
               place: Place) -> list[tuple[Seller, list[tuple[CatalogItem, int]]]]:
-    """ITM-DAY-10..12, ITM-FAKE-5: what each seller here rolled on its ``stock`` table for the
-    day — items only, never coins; never a cursed item or a fake; only what has a price —
-    as (seller, [(item, count rolled)])."""
+    """ITM-DAY-10..12, ITM-FAKE-5/7: what each seller here rolled on its ``stock`` table for
+    the day — items only, never coins; never a cursed item or a fake at an honest seller (that
+    roll yields nothing); a dishonest seller's fakes as themselves, offered as the item they
+    pass for; only what has a price — as (seller, [(item, count rolled)])."""
     if place.size is None:
         return []
     tables = {t.id: t for t in (game.ruleset.items.loot_tables if game.ruleset.items else [])}
@@ -278,8 +290,12 @@ def day_stock(game: Game, state: State, market: Market,
         wares = []
         for drop in drops:
             entry = game.items.get(drop.thing.item) if drop.thing.item is not None else None
-            if (entry is None or never_a_ware(entry.item)
-                    or not saleable(game, state, entry.ref, entry.item)):
+            if entry is None or (seller.honest and never_a_ware(entry.item)):
+                continue
+            if entry.item.passes_for is not None:  # ITM-FAKE-7
+                if fake_on_offer(game, state, entry) is None:
+                    continue
+            elif not saleable(game, state, entry.ref, entry.item):
                 continue
             wares.append((entry, drop.count))
         stocks.append((seller, wares))
@@ -294,13 +310,30 @@ class Offer:
     seller: Seller | None
     stock: bool
     left: int | None
+    fake: CatalogItem | None = None  # ITM-FAKE-7: a dishonest seller's fake, offered as this
+
+
+def _fake_offers(game: Game, state: State, place: Place, entry: CatalogItem, seller: Seller,
+                 wares: list[tuple[CatalogItem, int]]) -> list[Offer]:
+    """ITM-FAKE-7/8: the day's fakes of a dishonest seller that pass for ``entry``."""
+    rolled: dict[str, int] = {}
+    fakes: dict[str, CatalogItem] = {}
+    for ware, n in wares:
+        if ware.item.passes_for == entry.ref:
+            rolled[ware.ref] = rolled.get(ware.ref, 0) + n
+            fakes[ware.ref] = ware
+    return [Offer(seller, True, max(0, n - taken_today(place, ref, seller.id)), fakes[ref])
+            for ref, n in rolled.items()]
 
 
 def offers(game: Game, state: State, market: Market, place: Place, entry: CatalogItem,
-           sellers: Sequence[Seller | None]) -> list[Offer]:
-    """Every offer of ``entry`` among ``sellers`` today: ranges first, then stocks."""
+           sellers: Sequence[Seller | None], named: bool = False) -> list[Offer]:
+    """Every offer of ``entry`` among ``sellers`` today: ranges first, then stocks. Only a buy
+    that names the seller (``named``) gets a dishonest seller's fake, and then the fake first
+    while the day's fakes last (ITM-FAKE-8, OQ-56)."""
     assert place.size is not None
     found: list[Offer] = []
+    fakes: list[Offer] = []
     limited = sold_limit(market, entry.item)
     for seller in sellers:
         if in_range(game, state, market, seller, entry, place.size):
@@ -312,11 +345,14 @@ def offers(game: Game, state: State, market: Market, place: Place, entry: Catalo
     for seller, wares in day_stock(game, state, market, place):
         if seller not in sellers:
             continue
-        rolled = sum(n for ware, n in wares if ware.ref == entry.ref)
+        if named and not seller.honest:
+            fakes += [o for o in _fake_offers(game, state, place, entry, seller, wares) if o.left]
+        rolled = sum(n for ware, n in wares
+                     if ware.ref == entry.ref and ware.item.passes_for is None)
         if rolled:
             found.append(Offer(seller, True, max(0, rolled - taken_today(place, entry.ref,
                                                                          seller.id))))
-    return found
+    return fakes + found
 
 
 def _took(place: Place, ref: str, seller: str | None, count: int) -> Place:
@@ -472,7 +508,7 @@ def _pick_offer(game: Game, state: State, tag: Tag, market: Market, where: Place
                            f"There is no {named.label} at {where.name} "
                            f"({_size_label(market, where.size)}).")
         sellers = [named]
-    found = offers(game, state, market, where, entry, sellers)
+    found = offers(game, state, market, where, entry, sellers, named=bool(wanted))
     if not found:
         if not sold_at(market, entry.item, where.size):  # ITM-BUY-11
             smallest = _size_label(market, sold_from(market, entry.item))
@@ -499,6 +535,53 @@ def _pick_offer(game: Game, state: State, tag: Tag, market: Market, where: Place
     return enough[0]
 
 
+def _place_fake(game: Game, state: State, who: int, fake: CatalogItem, shown: CatalogItem,
+                count: int) -> State | None:
+    """ITM-FAKE-7/9: bought fakes into the buyer's bag as the item they pass for — as much room
+    (load, stacks) as the fake itself takes; None when it does not fit."""
+    from .fakes import add_disguised
+
+    thing = Thing(shown.label, fake.ref, None, fake.stack_limit)
+    _, _, left = distribute(game, state, thing, count, who)
+    character = state.characters[who]
+    bag = add_disguised(character.bag, fake, shown, count) if not left else None
+    if bag is None:
+        return None
+    return state.with_character(who, character.model_copy(update={"bag": bag}))
+
+
+def _held(game: Game, state: State, tag: Tag, ctx: TurnContext, where: Place,
+          entry: CatalogItem, who: int, offer: Offer) -> tuple[State, Answer] | None:
+    """ITM-NOTICE-1..7: before a buy that would yield a fake, the other party members may
+    notice; then nothing is paid and the buy is held — once a day: asked again, it goes
+    through. The held buy is written on the day's ledger (that is all that changes)."""
+    from .fakes import notice
+
+    seller, fake = offer.seller, offer.fake
+    assert seller is not None and fake is not None
+    buyer = state.characters[who].name
+    mark = Held(seller=seller.id, item=entry.ref, who=buyer)
+    if mark in where.held:  # ITM-NOTICE-6
+        return None
+    noticed = notice(game, state, who, seller, fake, ctx)
+    if noticed is None:
+        return None
+    what = f" ({noticed.says})" if noticed.says else ""
+    about = (f"something about the {entry.label}" if noticed.about == "item"
+             else f"something about the {seller.label}")
+    text = (f"Held: before {buyer} paid, {noticed.who} noticed {about}{what}. Play out how "
+            f"{noticed.who} warns {buyer} in character — without accusing the {seller.label} "
+            f"to their face unless that is like {noticed.who} — and let {buyer} decide; the "
+            "same buy asked again today goes through.")  # ITM-NOTICE-3/4
+    record: dict[str, object] = {"who": buyer, "seller": seller.id, "item": entry.ref,
+                                 "name": entry.label, "noticed": noticed.who,
+                                 "check": noticed.check, "about": noticed.about}
+    if noticed.says:
+        record["says"] = noticed.says
+    ledger = where.model_copy(update={"held": (*where.held, mark)})
+    return state.model_copy(update={"place": ledger}), refused(tag, reasons.HELD, text, record)
+
+
 def buy(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, Answer]:
     """``[inventory: action="buy" item=... count=... level=... seller=... who=...]``: pay and
     take the item, all or nothing (ITM-BUY-1..15)."""
@@ -523,6 +606,10 @@ def buy(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, An
     offer = _pick_offer(game, state, tag, market, where, entry, character, count)
     if isinstance(offer, Answer):
         return state, offer
+    if offer.fake is not None:
+        held = _held(game, state, tag, ctx, where, entry, who, offer)
+        if held is not None:
+            return held
     total_value = unit.value * count  # OQ-49: the unit price times count, one payment
     total = Price(total_value, named_coin(game, state, unit.coin, total_value))
     paying = _pay(game, character, unit.coin, total_value)
@@ -536,7 +623,14 @@ def buy(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, An
                               "bought.")
     bag, paid, change = paying
     new_state = state.with_character(who, character.model_copy(update={"bag": bag}))
-    if not entry.item.service:  # ITM-BUY-5: a service is only paid for
+    if offer.fake is not None:  # ITM-FAKE-7/9: the fake, shown as what it passes for
+        placed = _place_fake(game, new_state, who, offer.fake, entry, count)
+        if placed is None:
+            return state, refused(tag, reasons.CANNOT_CARRY,
+                                  f"{character.name} cannot carry {entry.label} ×{count}; "
+                                  "nothing was bought.")
+        new_state = placed
+    elif not entry.item.service:  # ITM-BUY-5: a service is only paid for
         thing = Thing(entry.label, entry.ref, None, entry.stack_limit)
         new_state, _, left = distribute(game, new_state, thing, count, who)
         if left:  # ITM-BUY-6, ITM-BUY-14, OQ-48: all or nothing
@@ -546,7 +640,8 @@ def buy(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, An
     ledger = where
     if offer.stock:
         assert offer.seller is not None
-        ledger = _took(where, entry.ref, offer.seller.id, count)
+        taken_ref = offer.fake.ref if offer.fake is not None else entry.ref
+        ledger = _took(where, taken_ref, offer.seller.id, count)
     elif offer.left is not None:
         ledger = _took(where, entry.ref, None, count)
     seller = offer.seller.label if offer.seller is not None else None
@@ -633,6 +728,9 @@ def sell(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, A
     else:
         held = sum(s.count for s in character.bag
                    if s.plain and s.name.casefold() == name.casefold())
+    if held == 0 and thing is not None and thing.item is not None and any(
+            s.shows_as == thing.item for s in character.bag):  # ITM-FAKE-14/15
+        return _sell_fake(game, state, tag, ctx, market, where, who, thing.item, count)
     if held == 0:  # ITM-SELL-5
         return state, refused(tag, reasons.NOT_HELD, f"{character.name} has no {label}.")
     item = item_of(game, state, thing.item) if thing is not None else None
@@ -652,12 +750,72 @@ def sell(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, A
     if held < count:
         return state, refused(tag, reasons.NOT_ENOUGH,
                               f"{character.name} has only {label} ×{held}, not {count}.")
+    return _complete_sale(game, state, state, tag, ctx, market, where, who, thing, label, count,
+                          price, buyers[0], lambda s: s.shows_as is not None)
+
+
+def _sell_fake(game: Game, state: State, tag: Tag, ctx: TurnContext, market: Market,
+               where: Place, who: int, shown_ref: str, count: int) -> tuple[State, Answer]:
+    """ITM-FAKE-14/15: a fake sold as what it seems. An honest buyer says what it really is
+    (the fake is found out) and pays what that is worth — the buy-back of its own ``cost``
+    (OQ-57) — or refuses it (``not-for-sale``, the fake still found out); a dishonest buyer
+    takes it as what it seems and pays for that."""
+    from .fakes import reveal_stacks
+
+    character = state.characters[who]
+    shown = game.items[shown_ref]
+    fake_ref = next(s.item for s in reversed(character.bag) if s.shows_as == shown_ref)
+    fake = game.items[fake_ref] if fake_ref is not None else None
+    wanted = (tag.get("seller") or "").strip()
+    named = find_seller(market, wanted) if wanted else None
+    buyers = _buyers(market, where, shown.item, named) if not wanted or named is not None else []
+    price = buy_back_price(game, state, market, shown.ref, shown.item)
+    if fake is None or price is None or not buyers:  # ITM-SELL-4, ITM-DAY-14/15
+        return state, refused(tag, reasons.NOT_BOUGHT,
+                              f"{shown.label} cannot be sold: nobody here buys it.")
+    buyer = buyers[0]
+    disguised = [i for i, s in enumerate(character.bag)
+                 if s.shows_as == shown_ref and s.item == fake.ref]
+    held = sum(character.bag[i].count for i in disguised)
+    if held < count:
+        return state, refused(tag, reasons.NOT_ENOUGH,
+                              f"{character.name} has only {shown.label} ×{held}, not {count}.")
+    thing = Thing(fake.label, fake.ref, None, fake.stack_limit)
+    if buyer is not None and not buyer.honest:  # ITM-FAKE-15
+        new_state, answer = _complete_sale(game, state, state, tag, ctx, market, where, who,
+                                           thing, shown.label, count, price, buyer,
+                                           lambda s: s.shows_as != shown_ref)
+        if answer.ok:  # the answer names what it seemed to be, nothing more (ITM-FAKE-9)
+            answer = answer.model_copy(update={"record": {**answer.record, "item": shown.ref}})
+        return new_state, answer
+    known = reveal_stacks(game, state, who, disguised,
+                          f"the {buyer.label if buyer else 'buyer'} knew it", ctx.turn_label)
+    own = buy_back_price(game, known, market, fake.ref, fake.item)
+    says = (f"The {buyer.label if buyer else 'buyer'} says the {shown.label} is really "
+            f"{fake.label}")
+    if own is None:  # ITM-FAKE-14: refuses a fake without a price; it is found out all the same
+        return known, refused(tag, reasons.NOT_FOR_SALE,
+                              f"{says}, and will not buy it.",
+                              {"item": fake.ref, "name": fake.label, "was": shown.label})
+    return _complete_sale(game, known, known, tag, ctx, market, where, who, thing, fake.label,
+                          count, own, buyer, lambda s: s.shows_as is not None,
+                          f"{says}. ")
+
+
+def _complete_sale(game: Game, state: State, before: State, tag: Tag, ctx: TurnContext,
+                   market: Market, where: Place, who: int, thing: Thing, label: str, count: int,
+                   price: Price, buyer: Seller | None, skip: Callable[[Stack], bool],
+                   said: str = "") -> tuple[State, Answer]:
+    """ITM-SELL-1..7: take ``count`` of ``thing`` (never a stack ``skip`` holds back) and pay
+    for it; refusals return ``before``."""
+    character = state.characters[who]
+    name = thing.name
     bag, free = take_from_bag(character, thing, name, count,
-                              keep=lambda s: cursed_bound(game, state, s))
+                              keep=lambda s: skip(s) or cursed_bound(game, state, s))
     if free < count:  # ITM-SELL-3
-        return state, refused(tag, reasons.CURSED,
-                              f"{label} is cursed and bound to {character.name}: it is never "
-                              "sold.")
+        return before, refused(tag, reasons.CURSED,
+                               f"{label} is cursed and bound to {character.name}: it is never "
+                               "sold.")
     total_value = price.value * count
     total = Price(total_value, named_coin(game, state, price.coin, total_value))
     purse = purse_limit(game, market, where)
@@ -665,27 +823,26 @@ def sell(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, A
     if purse is not None and counts and where.paid_out + total_value > purse[1]:  # OQ-55
         left = Price(max(0, purse[1] - where.paid_out), purse[0])
         left = Price(left.value, named_coin(game, state, purse[0], left.value))
-        return state, refused(tag, reasons.PURSE_SPENT,
-                              f"The sellers at {where.name} cannot pay {total.text} today: "
-                              f"{left.text} of today's purse is left.", {"price": total.text})
+        return before, refused(tag, reasons.PURSE_SPENT,
+                               f"The sellers at {where.name} cannot pay {total.text} today: "
+                               f"{left.text} of today's purse is left.", {"price": total.text})
     new_state = state.with_character(who, character.model_copy(update={"bag": bag}))
     coins = coins_largest_first(game, state, price.coin, total_value)
     for coin_id, n in coins.items():
         new_state, _, left_behind = distribute(game, new_state, coin_thing(game.coins[coin_id]),
                                                n, who)
         if left_behind:  # ITM-SELL-6, OQ-48
-            return state, refused(tag, reasons.CANNOT_CARRY,
-                                  f"{character.name} cannot carry the coins for {label} "
-                                  f"×{count}; nothing was sold.")
+            return before, refused(tag, reasons.CANNOT_CARRY,
+                                   f"{character.name} cannot carry the coins for {label} "
+                                   f"×{count}; nothing was sold.")
     ledger = where.model_copy(update={"paid_out": where.paid_out + total_value}) if counts \
         else where
-    buyer = buyers[0]
     to_whom = f" to the {buyer.label}" if buyer is not None else ""
     journal = JournalEntry(turn=ctx.turn_label, text=f"{character.name} sold {label} ×{count}"
                            f"{to_whom} for {total.text}.")  # ITM-SELL-7
     new_state = new_state.model_copy(update={"place": ledger,
                                              "journal": (*state.journal, journal)})
-    text = (f"{character.name} sold {label} ×{count}{to_whom} for {total.text}"
+    text = (f"{said}{character.name} sold {label} ×{count}{to_whom} for {total.text}"
             f" ({_listing(game, coins, price.coin.family)}).")
     record: dict[str, object] = {
         "price": total.text, "item": thing.item, "name": label, "count": count,
@@ -765,9 +922,12 @@ def market_block(game: Game, state: State) -> str:
             rows = []
             for entry, rolled in stocks[seller.id]:
                 left = max(0, rolled - taken_today(where, entry.ref, seller.id))
-                price = price_of(game, state, entry.ref, entry.item, level)
-                if price is not None:
-                    rows.append(f"{entry.label} ×{left} at {price.text}")
+                offered = fake_on_offer(game, state, entry) if entry.item.passes_for else entry
+                price = (price_of(game, state, offered.ref, offered.item, level)
+                         if offered is not None else None)
+                if price is not None and offered is not None:
+                    truth = f" (FAKE: really {entry.label})" if offered is not entry else ""
+                    rows.append(f"{offered.label} ×{left} at {price.text}{truth}")  # ITM-FAKE-7
             lines.append("  Today's stock: " + ("; ".join(rows) if rows else "nothing"))
     if limited_rows:
         rows = list(limited_rows.values())

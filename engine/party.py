@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .bags import Thing, add_to_bag, find_thing
 from .game import DEFAULT_STACK, Game
 from .ruleset.problems import Problem, RulesetError, from_validation_error, pointer
+from .session import start_session
 from .state import STATE_FORMAT, Character, Stack, State
 
 
@@ -39,6 +40,7 @@ class PartyCharacter(_PartyModel):
     pools: dict[str, int] = Field(default_factory=dict)
     conditions: list[str] = Field(default_factory=list)
     bag: list[PartyStack] = Field(default_factory=list, max_length=500)
+    entries: list[str] = Field(default_factory=list, max_length=200)  # CHK-TAL-1: chosen refs
 
 
 class Party(_PartyModel):
@@ -93,6 +95,14 @@ def _bag(game: Game, character: PartyCharacter, index: int) -> tuple[tuple[Stack
     return bag, problems
 
 
+def _entry_problems(game: Game, entries: Sequence[str], index: int) -> list[Problem]:
+    """CHK-TAL-1, CHK-PAY-5: a chosen entry is a ``<catalog>/<entry>`` the ruleset lists."""
+    known = {f"{c.id}/{e.id}" for c in game.ruleset.catalogs for e in c.entries}
+    return [Problem(pointer("characters", index, "entries", e_index),
+                    f'unknown catalog entry "{ref}"')
+            for e_index, ref in enumerate(entries) if ref not in known]
+
+
 def start_state(game: Game, document: Mapping[str, Any]) -> State:
     """Build the start state from a party file or an exported state (DESIGN.md "Party").
 
@@ -103,15 +113,20 @@ def start_state(game: Game, document: Mapping[str, Any]) -> State:
             state = State.model_validate(document)
         except ValidationError as error:
             raise PartyError(from_validation_error(error, document)) from None
+        invented = {item.ref for item in state.invented}  # ITM-PROP-20: GM inventions held
         problems = [
             Problem(pointer("characters", c, "bag", s, "item"), f'unknown item "{stack.item}"')
             for c, character in enumerate(state.characters)
             for s, stack in enumerate(character.bag)
             if stack.item is not None and stack.item not in game.items
+            and stack.item not in invented
         ]
+        for c, character in enumerate(state.characters):
+            problems += _entry_problems(game, character.entries, c)
         if problems:
             raise PartyError(problems)
-        return state
+        # An exported state starts the next session (DESIGN.md "State, snapshots and scale").
+        return start_session(state)
     try:
         party = Party.model_validate(document)
     except ValidationError as error:
@@ -124,7 +139,9 @@ def start_state(game: Game, document: Mapping[str, Any]) -> State:
         characters.append(Character(
             name=entry.name, abilities=entry.abilities, skills=entry.skills, saves=entry.saves,
             fields=entry.fields, pools=entry.pools, conditions=tuple(entry.conditions), bag=bag,
+            entries=tuple(entry.entries),
         ))
+        problems += _entry_problems(game, entry.entries, index)
     names = [c.name.casefold() for c in party.characters]
     player = party.player or party.characters[0].name
     if player.casefold() not in names:

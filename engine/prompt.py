@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from . import invent, use
 from .answers import Answer
 from .bags import item_of
 from .carry import load, thresholds, weight_text
@@ -57,6 +58,7 @@ def instructions(game: Game) -> str:
         tables = ", ".join(f'"{t.id}" ({t.label})' for t in block.loot_tables)
         lines += ['- Loot: [loot: table="<table>" who="<character>"] (without who=, the party '
                   "shares it out).", f"  Tables: {tables}."]
+    lines += invent.instructions(game)  # ITM-PROP-1..3, ITM-WPN-26
     lines += _check_lines(game)
     market = market_instructions(game)
     if market:
@@ -149,11 +151,12 @@ def _stat_value(value: object) -> str:
 
 
 def _charges_left(item: Item, stack: Stack) -> str | None:
-    """ITM-RCHG-7: ``2 of 3 charges left`` (a stack that never spent one is full)."""
-    most = getattr(item.charges, "max", None) if item.charges is not None else None
-    if not isinstance(most, int):
+    """ITM-RCHG-7: ``2 of 3 charges left`` (a stack that never spent one is full; ``max``
+    may be read from an item stat, ITM-CHG-3)."""
+    most = use.charges_max(item)
+    left = use.charges_left(item, stack)
+    if most is None or left is None:
         return None
-    left = stack.charges if stack.charges is not None else most
     return f"{left} of {most} charges left"
 
 
@@ -162,10 +165,19 @@ def stack_line(game: Game, state: State, stack: Stack) -> str:
     item = item_of(game, state, stack.item)
     if item is None:
         return f"- {stack.name} ×{stack.count}"
-    parts = [f"- {item_line(game, stack.name, item)} ×{stack.count}"]
+    shown = item_of(game, state, stack.shows_as) if stack.shows_as is not None else None
+    parts = [f"- {item_line(game, stack.name, shown or item)} ×{stack.count}"]
     marks = [word for word, on in (("equipped", stack.equipped), ("bound", stack.bound),
                                    ("on", stack.toggled)) if on]
     extras = [", ".join(marks)] if marks else []
+    if shown is not None:  # ITM-FAKE-10: the truth, and the name to keep using
+        entry = game.items.get(stack.item or "")
+        really = entry.label if entry is not None else stack.item
+        extras.append(f"FAKE: really {really}; keep calling it {stack.name}")
+    if stack.suspected_by:  # ITM-INSP-4
+        extras.append(" and ".join(stack.suspected_by)
+                      + (" thinks" if len(stack.suspected_by) == 1 else " think")
+                      + " it's a fake")
     for which in ("worn", "carried"):  # ITM-SHOW-4
         text = effect_text(game, effect_part(item, which))
         if text:

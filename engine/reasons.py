@@ -55,3 +55,13 @@ SOLD_OUT = "sold-out"  # ITM-BUY-15, ITM-DAY-9: today's limited stock is sold
 CANNOT_CARRY = "cannot-carry"  # engine, ITM-BUY-14, ITM-SELL-6, OQ-48: bought goods or coins
 NOT_BOUGHT = "not-bought"  # ITM-SELL-4, ITM-DAY-14/15: nobody here buys it
 PURSE_SPENT = "purse-spent"  # ITM-SELL-4, ITM-DAY-17, OQ-55: today's purse cannot pay it
+NOT_WORN = "not-worn"  # ITM-OUT-9, ITM-USE-4: a slot or binding item used while not worn
+NO_USE_LEFT = "no-use-left"  # ITM-OUT-9, ITM-CHG-1: not enough charges left for the use
+NO_DIFFICULTY = "no-difficulty"  # ITM-GATE-4: the gate's difficulty stat is missing
+NO_RESTS = "no-rests"  # engine, ITM-RCHG-3: [sheet: op="rest"] in a ruleset without rests
+UNKNOWN_REST = "unknown-rest"  # engine, ITM-RCHG-1: rest= names no rest of the ruleset
+NOTHING_TO_CHECK = "nothing-to-check"  # ITM-INSP-9: nothing could give it away, or no check can
+HELD = "held"  # ITM-NOTICE-3: a companion noticed a fake before anyone paid
+NOT_A_FAKE = "not-a-fake"  # engine, ITM-FAKE-11: reveal of an item that is what it seems
+UNKNOWN_WAY = "unknown-way"  # engine, ITM-SEE-4, OQ-62: with= names no way of revealsFakes
+ALREADY_INSPECTED = "already-inspected"  # engine, ITM-INSP-7: one attempt per character per item

@@ -81,12 +81,23 @@ def active_parts(game: Game, character: Character,
     item however many stacks of it the character owns (ITM-WORN-8); a worn copy wins over a
     merely carried one. In bag order, as (reference, item, part)."""
     worn: dict[str, bool] = {}
-    items: dict[str, Item] = {}
-    for ref, item, stack in _owned_items(game, character, state):
-        items[ref] = item
-        worn[ref] = worn.get(ref, False) or item_is_worn(item, stack)
+    items: dict[str, Item | None] = {}  # each reference looked up once per call
+    for stack in character.bag:
+        ref = stack.item
+        if ref is None:
+            continue
+        if ref in items:
+            item = items[ref]
+        else:
+            found = game.items.get(ref)
+            item = found.item if found is not None else None
+            if item is None and state is not None:
+                item = next((i.item for i in state.invented if i.ref == ref), None)
+            items[ref] = item
+        if item is not None and not worn.get(ref, False):
+            worn[ref] = item_is_worn(item, stack)
     return [(ref, item, effect_part(item, "worn" if worn[ref] else "carried"))
-            for ref, item in items.items()]
+            for ref, item in items.items() if item is not None]
 
 
 def effective_abilities(game: Game, character: Character | None,

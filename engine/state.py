@@ -32,6 +32,11 @@ class Stack(StateModel):
     bound: bool = False
     charges: int | None = None
     toggled: bool = False
+    # ITM-FAKE-9: a fake not yet found out shows as the item it passes for (its reference);
+    # ``item`` keeps what it really is (ITM-FAKE-17). None: shown as what it is.
+    shows_as: str | None = None
+    suspected_by: tuple[str, ...] = ()  # ITM-INSP-4: who thinks it is a fake
+    inspected_by: tuple[str, ...] = ()  # ITM-INSP-7: who has had their one look at it
 
     @property
     def plain(self) -> bool:
@@ -40,7 +45,8 @@ class Stack(StateModel):
     def same_kind(self, other: Stack) -> bool:
         """Whether two stacks hold the same thing (they could merge, stack limits aside)."""
         if self.item is not None or other.item is not None:
-            return self.item == other.item
+            # ITM-FAKE-9: a fake passing for something never merges with one found out
+            return self.item == other.item and self.shows_as == other.shows_as
         if self.coin is not None or other.coin is not None:
             return self.coin == other.coin
         return self.name.casefold() == other.name.casefold()
@@ -61,6 +67,7 @@ class Character(StateModel):
     conditions: tuple[str, ...] = ()
     bag: tuple[Stack, ...] = ()
     gear_taken: tuple[str, ...] = ()  # ITM-GEAR-11: starting-gear groups already taken
+    entries: tuple[str, ...] = ()  # CHK-TAL-1, CHK-PAY-5: catalog entries the character chose
 
 
 class Taken(StateModel):
@@ -70,6 +77,23 @@ class Taken(StateModel):
     item: str  # catalog reference
     seller: str | None = None
     count: int = Field(ge=1)
+
+
+class Looked(StateModel):
+    """ITM-INSP-7: one character's look at a seller's ware on this market day."""
+
+    seller: str
+    item: str  # the reference of the item the ware is offered as
+    who: str
+
+
+class Held(StateModel):
+    """ITM-NOTICE-3/6: a buy a companion held on this market day; asked again, it goes
+    through."""
+
+    seller: str
+    item: str  # the reference of the item the buy named
+    who: str  # the buyer
 
 
 class Place(StateModel):
@@ -87,6 +111,8 @@ class Place(StateModel):
     began: tuple[int, ...] = ()
     taken: tuple[Taken, ...] = ()
     paid_out: int = Field(default=0, ge=0)  # ITM-DAY-17: in the purse family's smallest coin
+    looked: tuple[Looked, ...] = ()  # ITM-INSP-7: wares inspected today
+    held: tuple[Held, ...] = ()  # ITM-NOTICE-6: buys held today
 
 
 class JournalEntry(StateModel):

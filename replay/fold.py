@@ -14,6 +14,7 @@ from typing import Any
 import tagparse
 from engine import Answer, Game, State, TurnContext, apply_reply
 from engine.events import apply_event
+from engine.session import start_session
 
 from .transcript import Message, Transcript
 
@@ -83,10 +84,8 @@ def replay(game: Game, transcript: Transcript, state: State,
     last_session = -1
     for index, (session, _, message) in enumerate(flat):
         if session != last_session:
-            # The place counts from the latest conversation start; the rest carries over.
             last_session = session
-            if state.place is not None:
-                state = state.model_copy(update={"place": None})
+            state = start_session(state)
         if message.role == "gm":
             # Every GM message, hidden or not, keeps its turn number, so hiding or showing an
             # earlier reply never changes the dice of a later one.

@@ -12,7 +12,9 @@ from pydantic import BaseModel, ValidationError
 from ..dice import DiceExpr, parse_dice
 from ..game import Game
 from ..ruleset.effects import Effects, Requirement
-from ..sheet import SheetView, active_parts, is_worn
+from ..ruleset.items import Item
+from ..ruleset.sheet import Condition
+from ..sheet import SheetView, item_is_worn
 from ..state import Character, State
 from .request import CheckKind
 
@@ -65,32 +67,63 @@ def _requirements(value: Any) -> Iterator[Requirement]:
             continue
 
 
+_CONDITIONS: dict[int, tuple[Condition, Effects | None]] = {}
+MAX_CACHED = 4096
+
+
+def _condition_part(condition: Condition) -> Effects | None:
+    """A condition read as a ``worn``-style part, built once per ruleset condition (the cache
+    holds the condition itself, so its id is never reused while cached)."""
+    cached = _CONDITIONS.get(id(condition))
+    if cached is not None and cached[0] is condition:
+        return cached[1]
+    dumped = condition.model_dump(mode="json", by_alias=True, exclude_none=True)
+    part = _effects({k: v for k, v in dumped.items() if k not in ("id", "label")})
+    if len(_CONDITIONS) >= MAX_CACHED:
+        _CONDITIONS.clear()
+    _CONDITIONS[id(condition)] = (condition, part)
+    return part
+
+
 def sources(game: Game, state: State, character: Character,
             view: SheetView) -> Iterator[tuple[str, Effects]]:
     """ITM-CHK-1: (name, part) for every active condition, owned item and unmet requirement."""
-    by_id = {c.id: c for c in game.ruleset.conditions}
-    for ident in dict.fromkeys(character.conditions):
-        condition = by_id.get(ident)
-        if condition is not None:
-            dumped = condition.model_dump(mode="json", by_alias=True, exclude_none=True)
-            part = _effects({k: v for k, v in dumped.items() if k not in ("id", "label")})
-            if part is not None:
+    if character.conditions:
+        by_id = {c.id: c for c in game.ruleset.conditions}
+        for ident in dict.fromkeys(character.conditions):
+            condition = by_id.get(ident)
+            part = _condition_part(condition) if condition is not None else None
+            if condition is not None and part is not None:
                 yield condition.label, part
-    labels = {ref: item.label for ref, item in game.items.items()}
-    for ref, _, raw in active_parts(game, character, state):  # ITM-WORN-1/8
-        part = _effects(raw)
-        if part is not None:
-            yield labels.get(ref, ref), part
+    if not character.bag:
+        return
+    # ITM-WORN-1/8: once per owned item, in bag order; a worn copy wins over a carried one.
+    items: dict[str, tuple[str, Item]] = {}
     worn: dict[str, bool] = {}
     for stack in character.bag:
-        entry = game.items.get(stack.item) if stack.item else None
-        if entry is not None:
-            worn[entry.ref] = worn.get(entry.ref, False) or is_worn(entry, stack)
-    for ref, on in worn.items():  # ITM-REQ-4/5: only a worn item demands anything
-        entry = game.items[ref]
-        for requirement in _requirements(entry.item.requires) if on else ():
+        ref = stack.item
+        if ref is None:
+            continue
+        found = game.items.get(ref)
+        if found is not None:
+            label, item = found.label, found.item
+        else:
+            invented = next((i for i in state.invented if i.ref == ref), None)
+            if invented is None:
+                continue
+            label, item = ref, invented.item
+        items[ref] = (label, item)
+        worn[ref] = worn.get(ref, False) or item_is_worn(item, stack)
+    for ref, (label, item) in items.items():
+        part = _effects(item.worn if worn[ref] else item.carried)
+        if part is not None:
+            yield label, part
+    for ref, (label, item) in items.items():  # ITM-REQ-4/5: only a worn item demands anything
+        if ref not in game.items or not worn[ref]:
+            continue
+        for requirement in _requirements(item.requires):
             if view.value(requirement.value) < requirement.at_least:
-                yield entry.label, requirement.otherwise
+                yield label, requirement.otherwise
 
 
 def _concerns(scope_skills: list[str] | None, scope_saves: list[str] | None, kind: CheckKind,

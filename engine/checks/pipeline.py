@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from tagparse import Tag
@@ -16,15 +16,19 @@ from ..context import TurnContext
 from ..game import Game
 from ..ruleset.resolution import (
     AgainstResolution,
+    EntryCheck,
     HighestResolution,
     Override,
     PoolResolution,
+    RerollRule,
     Resolution,
     SumResolution,
     SymbolResolution,
     apply_override,
+    entry_mechanics,
 )
 from ..ruleset.sheet import Ability, Skill
+from ..ruleset.versions import version_tuple
 from ..sheet import SheetView, ability_modifier
 from ..state import Character, State
 from . import against, highest, outcomes, pool, sum, symbols
@@ -35,8 +39,9 @@ from .request import CheckKind, Request, Rolled, whole
 READS = frozenset({
     "skill", "save", "ability", "who", "dc", "difficulty", "threshold", "bonus", "with",
     "explode", "double", "reroll", "dark", "setback", "upgrade", "upgradeown", "spend",
-    "mode",
+    "mode", "use",
 })
+MAX_PURCHASES = 100  # CHK-TAL-11: an entry bought per price paid, bounded like a sheet limit
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,7 @@ class _Refusal:
 
 
 def _named(game: Game,
-           attrs: dict[str, str]) -> tuple[CheckKind, str, str, str | None] | _Refusal:
+           attrs: Mapping[str, str]) -> tuple[CheckKind, str, str, str | None] | _Refusal:
     """CHK-GEN-A1, OQ-CHK-6: (kind, id, label, ability) of the check, or why it has none."""
     sheet = game.ruleset.sheet
     tables: list[tuple[CheckKind, Sequence[Skill | Ability], str]] = [
@@ -98,7 +103,7 @@ def _tier(res: Resolution, entry: Any) -> tuple[float, float, float]:
 
 def _sheet_parts(game: Game, res: Resolution, character: Character, view: SheetView,
                  kind: CheckKind, ident: str, ability: str | None,
-                 attrs: dict[str, str]) -> tuple[str | None, float, float, float, str | None]:
+                 attrs: Mapping[str, str]) -> tuple[str | None, float, float, float, str | None]:
     """CHK-GEN-A3/A4: (ability used, ability part, tier contribution, own bonus, with=)."""
     abilities = {a.id.casefold(): a.id for a in game.ruleset.sheet.abilities}
     abilities.update({a.label.casefold(): a.id for a in game.ruleset.sheet.abilities})
@@ -128,17 +133,89 @@ def _sheet_parts(game: Game, res: Resolution, character: Character, view: SheetV
     return ability, part, rank, bonus, recorded
 
 
-def _spend(res: Resolution, attrs: dict[str, str], view: SheetView,
-           sheet_number: float) -> tuple[dict[str, int], dict[str, Any]]:
-    """CHK-PAY-A1..A4 for ``resolution.spend``: what is bought and what it costs."""
+@dataclass
+class Purchase:
+    """What ``spend=`` and ``use=`` buy for one check and what it costs (CHK-PAY-A1..A4)."""
+
+    dice: int = 0
+    successes: int = 0
+    reroll: RerollRule | None = None  # the spend's reroll, bought once (CHK-SPEND-8)
+    entry: EntryCheck | None = None  # CHK-TAL-2..6
+    charges: dict[str, int] = field(default_factory=dict)  # pool -> points to take
+    record: dict[str, Any] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+
+
+def _offer(attrs: Mapping[str, str]) -> tuple[str, int] | None:
+    """OQ-CHK-49: ``spend="<pool>:<points>"``; anything else is no offer."""
     offer = attrs.get("spend")
     if offer is None or ":" not in offer:
-        return {}, {}
+        return None
     name, _, points_text = offer.partition(":")
     points = whole(points_text)
-    entry = next((e for e in res.spend if e.pool == name.strip()), None)
-    if entry is None or points is None or points <= 0:  # OQ-CHK-49
-        return {}, {}
+    if points is None or points <= 0:
+        return None
+    return name.strip(), points
+
+
+def _chosen(game: Game, character: Character, name: str) -> tuple[str, Any] | None:
+    """CHK-PAY-5: the roller's chosen catalog entry named by label, id or reference."""
+    wanted = name.strip().casefold()
+    for catalog in game.ruleset.catalogs:
+        for entry in catalog.entries:
+            ref = f"{catalog.id}/{entry.id}"
+            if ref in character.entries and wanted in (
+                    entry.label.casefold(), entry.id.casefold(), ref.casefold()):
+                return entry.label, entry.mechanics
+    return None
+
+
+def _entry_purchase(game: Game, res: Resolution, character: Character, attrs: Mapping[str, str],
+                    offer: tuple[str, int] | None, bought: Purchase) -> bool:
+    """CHK-TAL-10/11, CHK-PAY-A3, OQ-CHK-51/53: buy the entry ``use=`` names; True when the
+    offer's points went to the entry (so the system spend does not read them)."""
+    name = attrs.get("use")
+    if name is None or not name.strip():
+        return False
+    found = _chosen(game, character, name)
+    mechanics = entry_mechanics(found[1]) if found is not None else None
+    if found is None or mechanics is None or mechanics.check is None or not isinstance(
+            res, PoolResolution):  # CHK-PAY-5, CHK-TAL-9: never applied on trust
+        bought.notices.append(f'"{name.strip()[:60]}" is not an entry {character.name} chose '
+                              "with a check of its own; it changed nothing.")
+        return False
+    label, _ = found
+    pays = offer is not None and any(row.pool == offer[0] for row in mechanics.cost)
+    if mechanics.per_cost_step is not None and pays:  # CHK-TAL-11: as many as paid for
+        assert offer is not None
+        step = next(row.amount for row in mechanics.cost if row.pool == offer[0])
+        times = min(offer[1] // step, MAX_PURCHASES)  # CHK-PAY-2: a part purchase buys nothing
+    else:
+        times = 1  # CHK-TAL-11 without perCostStep, OQ-CHK-51(b) use= without spend=
+    if times == 0:
+        bought.notices.append(f"{offer[1] if offer else 0} points do not pay for {label}; "
+                              "it changed nothing.")
+        return pays
+    check = mechanics.check
+    bought.entry = check
+    bought.dice += times * (check.dice or 0)  # OQ-CHK-51(c): dice and successes scale
+    bought.successes += times * (check.successes or 0)
+    for row in mechanics.cost:
+        bought.charges[row.pool] = bought.charges.get(row.pool, 0) + times * row.amount
+    paid = ", ".join(f"{row.pool}:{times * row.amount}" for row in mechanics.cost)
+    bought.record.update({"use": label, "useBought": times})
+    if paid:
+        bought.record["usePaid"] = paid
+    return pays
+
+
+def _spend_purchase(res: Resolution, offer: tuple[str, int], view: SheetView,
+                    sheet_number: float, bought: Purchase) -> None:
+    """CHK-PAY-A2 for ``resolution.spend``: whole purchases, capped at ``perCheck``."""
+    name, points = offer
+    entry = next((e for e in res.spend if e.pool == name), None)
+    if entry is None:  # OQ-CHK-49: a pool no spend entry names is ignored
+        return
     if entry.per_check == "pool":  # CHK-SPEND-10
         limit = math.floor(sheet_number)
     elif isinstance(entry.per_check, int):
@@ -146,32 +223,66 @@ def _spend(res: Resolution, attrs: dict[str, str], view: SheetView,
     else:
         limit = math.floor(view.value(entry.per_check))  # CHK-SPEND-11
     limit = min(max(limit, 0), 100)
-    bought = min(points // entry.amount, limit)  # CHK-PAY-2/3
-    cost = bought * entry.amount
-    if bought == 0 or view.pool(entry.pool) < cost:  # CHK-PAY-1: all or nothing
-        return {}, {"spendRefused": True} if bought else {}
-    return ({"pool": 0, "dice": bought * (entry.dice or 0),
-             "successes": bought * (entry.successes or 0), "cost": cost},
-            {"spend": f"{entry.pool}:{cost}", "bought": bought, "entry": entry})
+    times = min(points // entry.amount, limit)  # CHK-PAY-2/3
+    if times == 0:
+        return
+    cost = times * entry.amount
+    bought.dice += times * (entry.dice or 0)
+    bought.successes += times * (entry.successes or 0)
+    bought.reroll = entry.reroll  # CHK-SPEND-8: one reroll however many purchases
+    bought.charges[entry.pool] = bought.charges.get(entry.pool, 0) + cost
+    bought.record.update({"spend": f"{entry.pool}:{cost}", "bought": times})
 
 
-def skill_check(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, Answer]:
-    """Answer ``[skill_check: ...]`` with the ruleset's own dice (CHK-GEN-A1..A8)."""
+def purchases(game: Game, res: Resolution, character: Character, view: SheetView,
+              attrs: Mapping[str, str], sheet_number: float) -> Purchase:
+    """CHK-GEN-A5, CHK-PAY-A1..A4: what ``spend=`` and ``use=`` buy, all or nothing."""
+    bought = Purchase()
+    offer = _offer(attrs)
+    taken = _entry_purchase(game, res, character, attrs, offer, bought)
+    if offer is not None and not taken and isinstance(
+            res, PoolResolution | HighestResolution | SymbolResolution):  # CHK-SPEND-12
+        _spend_purchase(res, offer, view, sheet_number, bought)
+    if any(view.pool(pool) < cost for pool, cost in bought.charges.items()):  # CHK-PAY-1/A4
+        refused_record = {("useRefused" if key == "use" else "spendRefused"): True
+                          for key in bought.record if key in ("use", "spend")}
+        notices = list(bought.notices)
+        if "use" in bought.record:
+            short = ", ".join(f"{pool} {int(view.pool(pool))} of {cost}"
+                              for pool, cost in bought.charges.items() if view.pool(pool) < cost)
+            notices.append(f"Not enough to pay ({short}); nothing was bought and nothing "
+                           "was taken.")
+        return Purchase(record=refused_record, notices=notices)
+    return bought
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One resolved check: whether it could be rolled (``reason`` when not), its sentence, its
+    record (DESIGN.md: success, rolls, total, dc, outcome, ...) and its success."""
+
+    ok: bool
+    text: str
+    record: dict[str, Any]
+    success: bool = False
+    reason: str | None = None
+
+
+def roll_check(game: Game, state: State, who: int, attrs: Mapping[str, str],
+               ctx: TurnContext, purpose: str = "skill_check") -> tuple[State, Checked]:
+    """Roll one check for ``state.characters[who]`` (CHK-GEN-A1..A8): ``attrs`` are the tag
+    attributes in lower case (``skill=``/``save=``/``ability=``, ``dc=``, ``bonus=``, ...);
+    the dice come from ``ctx.stream(purpose, ...)``. Returns the state after any payment
+    (the same object when nothing was paid) and the result; never raises on bad input."""
     res = game.ruleset.resolution
     if res is None:
-        return state, refused(tag, reasons.NO_RESOLUTION,
-                              "This ruleset declares no resolution, so it has no checks.")
-    found = resolve_who(state, tag)
-    if isinstance(found, Answer):
-        return state, found
-    attrs: dict[str, str] = {}
-    for key, value in tag.attrs:  # the reader gives names in lower case (upgradeOwn=)
-        attrs.setdefault(key.lower(), value)
+        return state, Checked(False, "This ruleset declares no resolution, so it has no checks.",
+                              {}, reason=reasons.NO_RESOLUTION)
     named = _named(game, attrs)
     if isinstance(named, _Refusal):
-        return state, refused(tag, named.code, named.text)
+        return state, Checked(False, named.text, {}, reason=named.code)
     kind, ident, label, ability = named
-    character = state.characters[found]
+    character = state.characters[who]
     view = SheetView(game, character, state)
     effective, override = _override(res, kind, ident, view)
     ability, part, rank, bonus, with_ability = _sheet_parts(
@@ -188,26 +299,22 @@ def skill_check(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[S
     if kind == "save" and applied.fails:  # ITM-CHK-7: fails without a roll, nothing spent
         record.update({"success": False, "rolls": [], "total": 0, "dc": None,
                        "automatic": True})
-        return state, accepted(tag, f"{character.name}: {label} fails without a roll "
+        return state, Checked(True, f"{character.name}: {label} fails without a roll "
                                     f"({record['from']}).", record)
     sheet_number = part + rank + bonus
-    bought: dict[str, int] = {}
-    paid: dict[str, Any] = {}
-    if isinstance(effective, PoolResolution | HighestResolution | SymbolResolution):
-        bought, paid = _spend(effective, attrs, view, sheet_number)
-    entry = paid.pop("entry", None)
+    bought = purchases(game, effective, character, view, attrs, sheet_number)
     rolls_twice = isinstance(effective, SumResolution) and effective.advantage
     request = Request(
         who=character.name, kind=kind, ident=ident, label=label, attrs=attrs, view=view,
         ability=ability, ability_part=part, rank=rank, own_bonus=bonus,
         with_ability=with_ability, flat=applied.flat, dice=tuple(applied.dice),
         lean=applied.lean((attrs.get("mode") or "").strip().lower(), rolls_twice),
-        bought_dice=bought.get("dice", 0), bought_successes=bought.get("successes", 0),
-        bought_reroll=entry.reroll if entry is not None else None)
-    stream = ctx.stream("skill_check", "dice")
+        bought_dice=bought.dice, bought_successes=bought.successes,
+        bought_reroll=bought.reroll, entry=bought.entry)
+    stream = ctx.stream(purpose, "dice")
     rolled: Rolled | None
     if isinstance(effective, SumResolution):
-        rolled = sum.resolve(effective, request, stream, ctx.stream("skill_check", "effects"))
+        rolled = sum.resolve(effective, request, stream, ctx.stream(purpose, "effects"))
     elif isinstance(effective, PoolResolution):
         rolled = pool.resolve(effective, request, stream)
     elif isinstance(effective, HighestResolution):
@@ -215,11 +322,11 @@ def skill_check(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[S
     elif isinstance(effective, AgainstResolution):
         rolled = against.resolve(effective, request, stream)
     else:
-        rolled = symbols.resolve(effective, request, stream)
+        rolled = symbols.resolve(effective, request, stream, _separate_setback(game))
     if rolled is None:
-        return state, refused(tag, reasons.MISSING_DIFFICULTY,
-                              f"Give the {label} check a dc= or a difficulty= "
-                              "(a step of the ladder); nothing was rolled.")
+        return state, Checked(False, f"Give the {label} check a dc= or a difficulty= "
+                                     "(a step of the ladder); nothing was rolled.", {},
+                              reason=reasons.MISSING_DIFFICULTY)
     success, critical = rolled.success, rolled.critical
     outcome = None
     if effective.outcomes is not None:  # CHK-GEN-A7, CHK-OUT-15
@@ -232,22 +339,48 @@ def skill_check(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[S
         record["critical"] = critical
     if outcome is not None:
         record["outcome"] = outcome.label  # CHK-OUT-20
-    record.update(paid)
+    record.update(bought.record)  # CHK-PAY-6
+    if bought.successes:
+        record["successesBought"] = bought.successes
     new_state = state
-    if bought.get("cost"):  # CHK-SPEND-16: the same resolution pays for what it bought
-        assert entry is not None
+    if bought.charges:  # CHK-SPEND-16: the same resolution pays for what it bought
         pools = dict(character.pools)
-        pools[entry.pool] = int(view.pool(entry.pool)) - bought["cost"]
-        new_state = state.with_character(found, character.model_copy(update={"pools": pools}))
+        for name, cost in bought.charges.items():
+            pools[name] = int(view.pool(name)) - cost
+        new_state = state.with_character(who, character.model_copy(update={"pools": pools}))
     word = outcome.label if outcome is not None else ("success" if success else "failure")
     if critical is not None and outcome is None:
         word = f"critical {word}"
     text = f"{character.name}: {label} {rolled.shown}: {word}."
-    notices = list(rolled.notices)
+    notices = list(rolled.notices) + bought.notices
     if outcome is not None and outcome.text:
         notices.append(outcome.text)  # CHK-OUT-21
     if override is not None and override.text:
         notices.append(override.text)  # CHK-OVR-2
     if notices:
         text += " " + " ".join(notices)
-    return new_state, accepted(tag, text, record)
+    return new_state, Checked(True, text, record, success)
+
+
+def _separate_setback(game: Game) -> bool:
+    """CHK-SYM-22: a package ruleset reads ``setback=`` from capabilityApi 1.150 on."""
+    ruleset = game.ruleset
+    return ("capability_api" not in ruleset.model_fields_set
+            or version_tuple(ruleset.capability_api) >= (1, 150))
+
+
+def skill_check(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, Answer]:
+    """Answer ``[skill_check: ...]`` with the ruleset's own dice (CHK-GEN-A1..A8)."""
+    if game.ruleset.resolution is None:
+        return state, refused(tag, reasons.NO_RESOLUTION,
+                              "This ruleset declares no resolution, so it has no checks.")
+    found = resolve_who(state, tag)
+    if isinstance(found, Answer):
+        return state, found
+    attrs: dict[str, str] = {}
+    for key, value in tag.attrs:  # the reader gives names in lower case (upgradeOwn=)
+        attrs.setdefault(key.lower(), value)
+    new_state, checked = roll_check(game, state, found, attrs, ctx)
+    if not checked.ok and checked.reason is not None:
+        return state, refused(tag, checked.reason, checked.text)
+    return new_state, accepted(tag, checked.text, checked.record)

@@ -14,12 +14,15 @@ def dc_max(res: PoolResolution) -> int:
     return max(1, res.pool.max * (2 if res.explode else 1) * (2 if res.double else 1))
 
 
-def _face(rule: FaceRule | None, tag_value: int | None, sides: int) -> tuple[int | None, bool]:
-    """CHK-POOL-A10: (the face the rule fires at or None, whether the check moved it)."""
+def _face(rule: FaceRule | None, entry_value: int | None, tag_value: int | None,
+          sides: int) -> tuple[int | None, bool]:
+    """CHK-POOL-A10: (the face the rule fires at or None, whether the check moved it); an
+    entry's face beats the tag's (CHK-TAL-5/6), and both need the rule's ``min``."""
     if rule is None:
         return None, False
-    if rule.min is not None and tag_value is not None:  # CHK-TAG-10, OQ-CHK-17
-        return clamp(tag_value, rule.min, sides), True
+    for value in (entry_value, tag_value):
+        if rule.min is not None and value is not None:  # CHK-TAG-10, OQ-CHK-17
+            return clamp(value, rule.min, sides), True
     return rule.from_, False
 
 
@@ -53,7 +56,10 @@ def resolve(res: PoolResolution, request: Request, stream: Stream) -> Rolled:
     target = res.target
     adjustable = target.min < target.max
     threshold_tag = whole(attrs.get("threshold"))
-    if target.from_ is not None:  # CHK-POOL-36..38, OQ-CHK-20: floor, clamp, tag ignored
+    entry = request.entry
+    if entry is not None and entry.threshold is not None:  # CHK-POOL-39, CHK-TAL-4/6
+        threshold = clamp(entry.threshold, target.min, target.max)
+    elif target.from_ is not None:  # CHK-POOL-36..38, OQ-CHK-20: floor, clamp, tag ignored
         threshold = clamp(int(request.view.value(target.from_) // 1), target.min, target.max)
     elif adjustable and threshold_tag is not None:  # CHK-TAG-3
         threshold = clamp(threshold_tag, target.min, target.max)
@@ -64,8 +70,10 @@ def resolve(res: PoolResolution, request: Request, stream: Stream) -> Rolled:
     needed = dc if dc is not None else step.successes if step is not None else 1  # OQ-CHK-21
     stance = next((s for s in res.stances if request.kind == "skill"
                    and request.ident in s.skills), None)  # CHK-POOL-A9
-    explode_at, explode_moved = _face(res.explode, whole(attrs.get("explode")), sides)
-    double_at, double_moved = _face(res.double, whole(attrs.get("double")), sides)
+    explode_at, explode_moved = _face(res.explode, entry.explode if entry else None,
+                                      whole(attrs.get("explode")), sides)
+    double_at, double_moved = _face(res.double, entry.double if entry else None,
+                                    whole(attrs.get("double")), sides)
     if stance is not None:  # CHK-POOL-44, OQ-CHK-12
         explode_at = double_at = None
         explode_moved = double_moved = False
@@ -73,6 +81,8 @@ def resolve(res: PoolResolution, request: Request, stream: Stream) -> Rolled:
     candidates = [(named, True)] if named is not None else []
     if request.bought_reroll is not None:
         candidates.append((request.bought_reroll, False))
+    if entry is not None and entry.reroll is not None:  # CHK-TAL-2, OQ-CHK-51(c): once
+        candidates.append((entry.reroll, False))
     reroll, reroll_named = pick_reroll(candidates)  # CHK-POOL-A11
 
     record: dict[str, object] = {"dc": needed, "threshold": threshold}

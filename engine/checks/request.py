@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from ..dice import DiceExpr
-from ..ruleset.resolution import DcStep, RerollRule
+from ..ruleset.resolution import DcStep, EntryCheck, RerollRule
 from ..sheet import SheetView
 
 CheckKind = Literal["skill", "save", "ability"]
@@ -84,7 +84,7 @@ class Request:
     bought_dice: int = 0  # CHK-POOL-A3 D
     bought_successes: int = 0  # CHK-POOL-A17
     bought_reroll: RerollRule | None = None  # CHK-POOL-A11
-    pool_cap: int = 0  # CHK-SPEND-10 "pool": sheet number before modifiers
+    entry: EntryCheck | None = None  # CHK-TAL-2..6: a chosen entry used and paid for
 
     @property
     def sheet(self) -> float:

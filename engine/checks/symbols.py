@@ -38,8 +38,9 @@ def symbols_text(res: SymbolResolution, net: Mapping[str, int]) -> str:
     return " ".join(f"{net[s.id]}{s.id}" for s in res.symbols if net[s.id] > 0)
 
 
-def resolve(res: SymbolResolution, request: Request, stream: Stream) -> Rolled:
-    """CHK-SYM-A1..A14."""
+def resolve(res: SymbolResolution, request: Request, stream: Stream,
+            separate_setback: bool = True) -> Rolled:
+    """CHK-SYM-A1..A14; ``separate_setback``: whether ``setback=`` is read (CHK-SYM-22)."""
     attrs = request.attrs
     ability = max(0, int(request.ability_part))  # CHK-SYM-A1
     rank = max(0, int(request.rank)) if request.kind != "ability" else 0  # CHK-SYM-14
@@ -76,7 +77,7 @@ def resolve(res: SymbolResolution, request: Request, stream: Stream) -> Rolled:
     bonus = whole(attrs.get("bonus")) or 0
     signed = request.flat + bonus  # CHK-SYM-A6, CHK-SYM-21
     boost = min(max(signed, 0), res.boost.max) if res.boost else 0
-    separate = max(0, whole(attrs.get("setback")) or 0)  # CHK-SYM-22/28
+    separate = max(0, whole(attrs.get("setback")) or 0) if separate_setback else 0  # CHK-SYM-22/28
     setback = kept_separate = 0
     if res.setback is not None:  # OQ-CHK-41: the bonus's setback dice fill the limit first
         from_bonus = min(max(-signed, 0), res.setback.max)
@@ -120,3 +121,43 @@ def resolve(res: SymbolResolution, request: Request, stream: Stream) -> Rolled:
     return Rolled(rolls=[f for _, f in faces], success=success, value=successes,
                   margin=successes - res.success.needed + 1, dc=opposing,
                   tiers_read_criticals=False, record=record, shown=shown, notices=notices)
+
+
+MAX_NAMED_DICE = 40  # bounds a roll text: a model may write any count
+
+
+def roll_by_name(res: SymbolResolution, text: str,
+                 stream: Stream) -> tuple[list[tuple[str, int]], dict[str, int],
+                                          dict[str, int]] | None:
+    """CHK-SYM-36..39, OQ-CHK-42: roll ``2 ability 1 proficiency vs 2 difficulty`` — groups of
+    ``<count> <die id or label>`` (any case), ``vs`` only separating the sides — with no sheet,
+    upgrades or ladder; all dice are counted and cancelled together. Returns (die and face
+    drawn, raw symbols, net symbols), or None when the text names no die of this ruleset or
+    asks for more than ``MAX_NAMED_DICE`` dice."""
+    names: dict[str, str] = {}
+    for die in res.dice:
+        names.setdefault(die.label.casefold(), die.id)
+        names.setdefault(die.id.casefold(), die.id)
+    words = [w for w in text.replace(",", " ").split() if w.casefold() != "vs"]
+    plan: list[tuple[str, int]] = []
+    index = 0
+    while index < len(words):
+        count = whole(words[index])
+        if count is None or count < 0:
+            return None
+        index += 1
+        # OQ-CHK-42: a label may have several words; take the longest that names a die.
+        for end in range(len(words), index, -1):
+            die_id = names.get(" ".join(words[index:end]).casefold())
+            if die_id is not None:
+                plan.append((die_id, count))
+                index = end
+                break
+        else:
+            return None
+    if not plan or sum(count for _, count in plan) > MAX_NAMED_DICE:
+        return None
+    dice = {d.id: d for d in res.dice}
+    faces = [(die, stream.die(len(dice[die].faces))) for die, count in plan for _ in range(count)]
+    raw, net = tally(res, faces)
+    return faces, raw, net

@@ -283,7 +283,10 @@ def stat_value_problem(stat: Stat, value: object) -> str | None:
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):
             return f'"{stat.id}" takes a number'
-        if stat.integer and float(value) != int(value):
+        # JSON's 1e400 reads as infinity; a huge whole number stays an int (float() overflows).
+        if isinstance(value, float) and not math.isfinite(value):
+            return f'"{stat.id}" takes a finite number'
+        if stat.integer and isinstance(value, float) and not value.is_integer():
             return f'"{stat.id}" takes whole numbers'
         if stat.min is not None and value < stat.min:
             return f'{value} is below the minimum {stat.min:g} of "{stat.id}"'

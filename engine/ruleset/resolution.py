@@ -347,6 +347,53 @@ class SymbolResolution(Common):
     difficulty_ladder: list[DcStep] = Field(default_factory=list, max_length=12)
 
 
+# --- talismans: a chosen catalog entry's mechanics.check (checks.md §11) ----------------------
+
+class EntryCheck(RulesetModel):
+    """CHK-TAL-2..5: what a chosen entry changes in one pool check."""
+
+    reroll: RerollRule | None = None
+    dice: int | None = Field(default=None, ge=1, le=10)
+    successes: int | None = Field(default=None, ge=1, le=10)
+    threshold: Face | None = None
+    explode: Face | None = None
+    double: Face | None = None
+
+    @model_validator(mode="after")
+    def _defines_something(self) -> EntryCheck:
+        if all(getattr(self, key) is None for key in type(self).model_fields):
+            raise ValueError("a check holds reroll, dice, successes, threshold, explode or "
+                             "double")  # CHK-TAL-8
+        return self
+
+
+class CostRow(RulesetModel):
+    """CHK-TAL-10: one part of an entry's price, taken from a live pool."""
+
+    pool: Id
+    amount: int = Field(default=1, ge=1, le=100)
+
+
+class EntryMechanics(RulesetModel):
+    """The parts of a catalog entry's ``mechanics`` a check reads (CHK-TAL-1, CHK-TAL-10/11);
+    the rest (``kind``, combat keys) is kept as written for the pages that define it."""
+
+    model_config = RulesetModel.model_config | {"extra": "allow"}
+    cost: list[CostRow] = Field(default_factory=list, max_length=4)
+    per_cost_step: dict[str, Any] | None = None
+    check: EntryCheck | None = None
+
+
+def entry_mechanics(mechanics: Any) -> EntryMechanics | None:
+    """The typed ``mechanics`` of a catalog entry when it declares a ``check``, else None."""
+    if not isinstance(mechanics, dict) or "check" not in mechanics:
+        return None
+    try:
+        return EntryMechanics.model_validate(mechanics)
+    except ValidationError:
+        return None
+
+
 Resolution = Annotated[
     SumResolution | PoolResolution | HighestResolution | AgainstResolution | SymbolResolution,
     Field(discriminator="kind"),
@@ -562,13 +609,170 @@ def _outcome_problems(outcomes: Outcomes,
     return out
 
 
+Gate = tuple[tuple[str | int, ...], str, str]
+
+
+def _kind_gates(res: Resolution, at: tuple[str | int, ...]) -> list[Gate]:
+    """checks.md Appendix D: (path, feature, version) for what one resolution uses."""
+    gates: list[Gate] = []
+    kinds = {"dice-pool": "1.24", "dice-highest": "1.138", "roll-against": "1.139",
+             "symbol-pool": "1.141"}
+    if res.kind in kinds:  # CHK-POOL-50, CHK-HIGH-1, CHK-RA-1, CHK-SYM-1
+        gates.append(((*at, "kind"), f"the {res.kind} kind", kinds[res.kind]))
+    if res.outcomes is not None:  # CHK-OUT-1/22
+        gates.append(((*at, "outcomes"), "outcomes", "1.135"))
+    if res.overrides:  # CHK-OVR-1
+        gates.append(((*at, "overrides"), "overrides", "1.140"))
+    if res.spend:  # CHK-SPEND-14
+        for index, entry in enumerate(res.spend):
+            if entry.reroll is not None:
+                gates.append(((*at, "spend", index, "reroll"), "a spend that buys a reroll",
+                              "1.38"))
+            if not isinstance(entry.per_check, int):
+                gates.append(((*at, "spend", index, "perCheck"),
+                              "a spend perCheck that is not a number", "1.38"))
+        if len(res.spend) > 2:
+            gates.append(((*at, "spend", 2), "more than two spend entries", "1.38"))
+    if isinstance(res, SumResolution):
+        if res.dice.faces is not None:  # CHK-SUM-8
+            gates.append(((*at, "dice", "faces"), "dice.faces", "1.136"))
+        if res.open_ended is not None:  # CHK-SUM-10
+            gates.append(((*at, "openEnded"), "openEnded", "1.136"))
+        if res.unmodified:  # CHK-SUM-16
+            gates.append(((*at, "unmodified"), "unmodified", "1.136"))
+    elif isinstance(res, PoolResolution):
+        for key in ("explode", "double"):  # CHK-POOL-51
+            rule: FaceRule | None = getattr(res, key)
+            if rule is not None and rule.min is not None:
+                gates.append(((*at, key, "min"), f"min on {key}", "1.37"))
+        if res.pool.ability_plus_ability:
+            gates.append(((*at, "pool", "abilityPlusAbility"), "pool.abilityPlusAbility",
+                          "1.37"))
+        if res.botch is not None and "rule" in res.botch.model_fields_set:
+            gates.append(((*at, "botch", "rule"), "botch.rule", "1.37"))
+        if res.reroll:  # CHK-POOL-52
+            gates.append(((*at, "reroll"), "reroll", "1.38"))
+        if res.target.from_ is not None:  # CHK-POOL-53
+            gates.append(((*at, "target", "from"), "target.from", "1.137"))
+        if res.stances:
+            gates.append(((*at, "stances"), "stances", "1.137"))
+        if res.exact is not None:
+            gates.append(((*at, "exact"), "exact", "1.137"))
+    elif isinstance(res, HighestResolution):
+        if res.dark is not None and "outcome" in res.dark.model_fields_set:  # CHK-HIGH-14
+            gates.append(((*at, "dark", "outcome"), "dark.outcome", "1.149"))
+    elif isinstance(res, SymbolResolution) and "allow_own_upgrade" in res.model_fields_set:
+        gates.append(((*at, "allowOwnUpgrade"), "allowOwnUpgrade", "1.150"))  # CHK-SYM-26
+    return gates
+
+
+def version_gates(ruleset: Ruleset) -> list[Gate]:
+    """checks.md Appendix D: every check feature a ruleset uses, with the version it needs
+    (an override's ``set`` counts where it changes the resolution)."""
+    res = ruleset.resolution
+    if res is None:
+        return []
+    gates = _kind_gates(res, ("resolution",))
+    for index, override in enumerate(res.overrides):
+        if set(override.set) & FROZEN_KEYS:
+            continue
+        try:
+            effective = apply_override(res, override)
+        except ValidationError:
+            continue
+        gates += [((("resolution", "overrides", index, "set", *path[1:]) if path[1:] else
+                    ("resolution", "overrides", index, "set")), feature, version)
+                  for path, feature, version in _kind_gates(effective, ("resolution",))
+                  if path[1:] and path[1] in override.set]
+    for c_index, catalog in enumerate(ruleset.catalogs):
+        for e_index, entry in enumerate(catalog.entries):
+            mechanics = entry_mechanics(entry.mechanics)
+            check = mechanics.check if mechanics is not None else None
+            for key in ("explode", "double"):  # CHK-TAL-7, OQ-CHK-54
+                if check is not None and getattr(check, key) is not None:
+                    gates.append((("catalogs", c_index, "entries", e_index, "mechanics",
+                                   "check", key), f"{key} in mechanics.check", "1.37"))
+    if isinstance(res, SymbolResolution) and ruleset.combat is not None:  # CHK-SYM-35
+        gates.append((("combat",), "combat in a symbol-pool ruleset", "1.382"))
+    return gates
+
+
+def empty_at_start(ruleset: Ruleset, pool: str) -> bool:
+    """CHK-SPEND-2: a pool starts at its ``max``; a constant max of 0 or less starts empty
+    (a max read from the sheet differs by character and is allowed)."""
+    row = next((p for p in ruleset.live.pools if p.id == pool), None)
+    return row is not None and row.max.const is not None and row.max.const <= 0
+
+
+def _gate_problems(ruleset: Ruleset) -> Found:
+    """CHK-POOL-54, §0.3: a package ruleset (one that declares ``capabilityApi``) needs the
+    version of every check feature it uses; a community ruleset declares none and is only
+    validated. Versions compare as integer tuples (1.135 is newer than 1.38)."""
+    from .versions import version_tuple
+
+    if "capability_api" not in ruleset.model_fields_set:
+        return []
+    declared = version_tuple(ruleset.capability_api)
+    seen: set[str] = set()
+    out: Found = []
+    for path, feature, version in version_gates(ruleset):
+        if feature in seen or version_tuple(version) <= declared:
+            continue
+        seen.add(feature)
+        out.append((path, f"{feature} needs capabilityApi {version} or later "
+                          f"(the ruleset declares {ruleset.capability_api})"))
+    return out
+
+
+def _talisman_problems(ruleset: Ruleset) -> Found:
+    """CHK-TAL-3/8/9/10, OQ-CHK-50: a catalog entry's ``mechanics.check`` and its price."""
+    res = ruleset.resolution
+    pools = {p.id for p in ruleset.live.pools}
+    out: Found = []
+    for c_index, catalog in enumerate(ruleset.catalogs):
+        for e_index, entry in enumerate(catalog.entries):
+            raw = entry.mechanics
+            if not isinstance(raw, dict) or "check" not in raw:
+                continue
+            where = ("catalogs", c_index, "entries", e_index, "mechanics")
+            try:
+                mechanics = EntryMechanics.model_validate(raw)
+            except ValidationError as error:
+                for item in error.errors(include_url=False):
+                    loc = tuple(part for part in item["loc"] if isinstance(part, str | int))
+                    out.append(((*where, *loc), str(item["msg"])))
+                continue
+            if not isinstance(res, PoolResolution):  # CHK-TAL-9, OQ-CHK-50
+                kind = res.kind if res is not None else "no"
+                out.append(((*where, "check"),
+                            f"only a dice-pool ruleset reads mechanics.check (this one has "
+                            f"{kind} resolution)"))
+            else:
+                check = mechanics.check
+                assert check is not None
+                sides = res.die.sides
+                if check.reroll is not None and check.reroll.up_to > sides - 1:  # CHK-TAL-3
+                    out.append(((*where, "check", "reroll", "upTo"),
+                                f"upTo is at most {sides - 1} (the die's faces minus one)"))
+                for key in ("threshold", "explode", "double"):  # OQ-CHK-14
+                    face = getattr(check, key)
+                    if face is not None and face > sides:
+                        out.append(((*where, "check", key), f"face {face} is not on a d{sides}"))
+            for index, row in enumerate(mechanics.cost):  # CHK-TAL-10
+                if row.pool not in pools:
+                    out.append(((*where, "cost", index, "pool"), f'unknown pool "{row.pool}"'))
+    return out
+
+
 def resolution_problems(ruleset: Ruleset) -> list[Problem]:
     """Every import rule of spec/checks.md that the field types cannot say (CHK-*-Import)."""
     from .problems import Problem, pointer
 
     res = ruleset.resolution
+    talismans = [Problem(pointer(*path), message)
+                 for path, message in _talisman_problems(ruleset) + _gate_problems(ruleset)]
     if res is None:
-        return []
+        return talismans
     at: tuple[str | int, ...] = ("resolution",)
     found: list[tuple[tuple[str | int, ...], str]] = []
     tiers = res.proficiency_tiers
@@ -597,6 +801,9 @@ def resolution_problems(ruleset: Ruleset) -> list[Problem]:
             found.append(((*at, "spend", index), f"a {res.kind} spend buys only dice"))
         if entry.pool not in pools:
             found.append(((*at, "spend", index, "pool"), f'unknown pool "{entry.pool}"'))
+        elif empty_at_start(ruleset, entry.pool):  # CHK-SPEND-2
+            found.append(((*at, "spend", index, "pool"),
+                          f'pool "{entry.pool}" starts empty, so there is nothing to spend'))
         if entry.pool in spend_pools:  # CHK-SPEND-13
             found.append(((*at, "spend", index, "pool"), f'a second spend on "{entry.pool}"'))
         spend_pools.add(entry.pool)
@@ -632,4 +839,4 @@ def resolution_problems(ruleset: Ruleset) -> list[Problem]:
             continue
         for path, message in _kind_problems(effective, ruleset, ()):
             found.append(((*where, "set", *path), message))
-    return [Problem(pointer(*path), message) for path, message in found]
+    return [Problem(pointer(*path), message) for path, message in found] + talismans

@@ -91,7 +91,7 @@ def test_new_session_carries_bags_over():
 def test_system_messages_do_not_answer_tags_and_unknown_events_are_refused():
     result = fold(
         {"role": "system", "text": ADD_ROPE},
-        {"role": "event", "event": {"action": "use", "item": "Poultice"}},
+        {"role": "event", "event": {"action": "juggle", "item": "Poultice"}},
     )
     assert [(a.answer.tag.kind, a.answer.ok, a.answer.reason) for a in result.answers] == [
         ("event", False, "unsupported")]

@@ -226,7 +226,9 @@ def test_charts_coin_worth_checks_and_loot():
     [check] = document["charts"]["checks"]
     assert (check["m"], check["skill"], check["who"]) == (9, "Climb", "Bram the Quiet")
     assert isinstance(check["success"], bool) and len(check["rolls"]) == 2  # 2d6
-    assert document["charts"]["loot"] == []
+    # The demo's one [loot:] (message 9): the mill cache, drawn from the turn's own dice.
+    assert document["charts"]["loot"] == [
+        {"table": "Mill cache", "rolls": 1, "drops": [("Poultice", 1), ("Rope", 1)]}]
 
 
 def test_loot_chart_counts_drops_per_table():
