@@ -67,13 +67,23 @@ def read_json(path: PathLike) -> Any:
 
 def ruleset_document(path: PathLike) -> dict[str, Any]:
     """A ruleset file with the catalogs of its ``catalogFiles`` (relative to it) appended."""
+    return _merged(path)[0]
+
+
+# Where each merged catalog came from: (file name as written, position in that file or None
+# when the file holds one catalog object).
+Origins = dict[int, tuple[str, int | None]]
+
+
+def _merged(path: PathLike) -> tuple[dict[str, Any], Origins]:
     document = read_json(path)
     if not isinstance(document, dict):
         raise RulesetError([Problem("", "a ruleset is a JSON object")])
     files = document.get("catalogFiles", [])
     if not isinstance(files, list):
-        return document
+        return document, {}
     catalogs = list(document.get("catalogs", []) or [])
+    origins: Origins = {}
     problems = []
     for index, name in enumerate(files):
         if not isinstance(name, str):
@@ -83,10 +93,28 @@ def ruleset_document(path: PathLike) -> dict[str, Any]:
         except InputError as error:
             problems.append(Problem(f"/catalogFiles/{index}", str(error)))
             continue
-        catalogs.extend(extra if isinstance(extra, list) else [extra])
+        found = extra if isinstance(extra, list) else [extra]
+        for position in range(len(found)):
+            origins[len(catalogs) + position] = (name, position if isinstance(extra, list)
+                                                 else None)
+        catalogs.extend(found)
     if problems:
         raise RulesetError(problems)
-    return {**document, "catalogs": catalogs}
+    return {**document, "catalogs": catalogs}, origins
+
+
+_CATALOG_POINTER = re.compile(r"^/catalogs/(\d+)(/.*)?$")
+
+
+def _in_its_file(problem: Problem, origins: Origins) -> Problem:
+    """A problem inside a catalog from ``catalogFiles`` points into that file:
+    ``srd5/gear.json#/entries/3/item/category`` rather than the merged ``/catalogs/7/...``."""
+    match = _CATALOG_POINTER.match(problem.pointer)
+    if match is None or int(match.group(1)) not in origins:
+        return problem
+    name, position = origins[int(match.group(1))]
+    inner = (f"/{position}" if position is not None else "") + (match.group(2) or "")
+    return Problem(f"{name}#{inner}", problem.message)
 
 
 def load_ruleset(source: PathLike | Mapping[str, Any]) -> Game:
@@ -96,7 +124,11 @@ def load_ruleset(source: PathLike | Mapping[str, Any]) -> Game:
     """
     if isinstance(source, Mapping):
         return build_game(source)
-    return build_game(ruleset_document(source))
+    document, origins = _merged(source)
+    try:
+        return build_game(document)
+    except RulesetError as error:
+        raise RulesetError([_in_its_file(p, origins) for p in error.problems]) from None
 
 
 def load_party(game: Game, source: PathLike | Mapping[str, Any] | None,

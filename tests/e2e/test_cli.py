@@ -114,3 +114,20 @@ def test_replay_without_a_party_uses_one_default_character():
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert [c["name"] for c in document["state"]["characters"]] == ["Player"]
+
+
+def test_check_points_into_the_catalog_file_a_problem_is_in(tmp_path):
+    """A ruleset split with catalogFiles: the pointer names the file and the place in it."""
+    document = json.loads(Path(RULESET).read_text())
+    kit = document.pop("catalogs")[0]
+    document["catalogFiles"] = ["kit.json", "more.json"]
+    kit["entries"][1]["item"]["rarity"] = "mythic"
+    (tmp_path / "kit.json").write_text(json.dumps(kit))
+    extra = {"id": "extra", "label": "Extra", "holds": "items",
+             "entries": [{"id": "x", "label": "X", "item": {"category": "wand"}}]}
+    (tmp_path / "more.json").write_text(json.dumps([extra]))
+    (tmp_path / "ruleset.json").write_text(json.dumps(document))
+    result = run("check", str(tmp_path / "ruleset.json"))
+    assert result.returncode == 1
+    assert 'kit.json#/entries/1/item/rarity: unknown rarity "mythic"' in result.stdout
+    assert 'more.json#/0/entries/0/item/category: unknown category "wand"' in result.stdout
