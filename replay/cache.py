@@ -19,12 +19,13 @@ turns were last seen rather than from the party file.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import logging
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
@@ -47,6 +48,9 @@ RETRY_AFTER = 5.0  # seconds a store that failed is left alone before it is trie
 ANCHOR_CANDIDATES = 8  # leading turns of a chat tried when its front is not known
 LOOKUP_BATCH = 64  # chain positions asked for at once, newest first
 NEW_CHAT_TURNS = 2  # an unknown chat of a known game this short is taken as a new chat
+PARSED_STATES = 64  # states a SnapshotCache keeps parsed in this process, newest used
+RECENT_CHATS = 8  # requests (and chains) a SnapshotCache keeps to reuse what they share: at most
+# this many request bodies stay in memory, besides the snapshots
 
 
 class Store(Protocol):
@@ -173,22 +177,26 @@ class Turn(NamedTuple):
     text: str
 
 
-def openai_turns(messages: Sequence[Any]) -> list[Turn]:
-    """The player and GM turns of an OpenAI ``messages`` array, read as the OpenAI reader does.
+def openai_turns(messages: Sequence[Any], first: int = 0) -> list[Turn]:
+    """The player and GM turns of an OpenAI ``messages`` array, read as the OpenAI reader does
+    (from message ``first`` on; ``Turn.at`` is always the index in the whole array).
 
     A light reader for the stage's hot path: it builds no message model for the turns that a
     cached snapshot already covers. System, developer, tool and unreadable entries are skipped.
     """
     turns: list[Turn] = []
-    for index, value in enumerate(messages):
+    append = turns.append
+    roles = ROLES
+    new = tuple.__new__  # Turn(...) without its Python-level __new__: this loop sees every turn
+    for index, value in enumerate(messages[first:] if first else messages, first):
         if not isinstance(value, dict):
             continue
-        role = ROLES.get(value.get("role"))  # type: ignore[arg-type]
+        role = roles.get(value.get("role"))  # type: ignore[arg-type]
         if role == "player" or role == "gm":
             content = value.get("content")
-            text = content if isinstance(content, str) else openai.content_text(
-                content, index + 1, [])
-            turns.append(Turn(index, role, text))
+            if not isinstance(content, str):
+                content = openai.content_text(content, index + 1, [])
+            append(new(Turn, (index, role, content)))
     return turns
 
 
@@ -220,29 +228,67 @@ def _encoded(turn: Turn) -> bytes:
     return (b"P" if turn.role == "player" else b"G") + len(text).to_bytes(8, "little") + text
 
 
+def _all_encoded(turns: Sequence[Turn]) -> list[bytes]:
+    """``[_encoded(turn) for turn in turns]``, inlined: the stage encodes every turn."""
+    return [(b"P" if role == "player" else b"G") + len(text).to_bytes(8, "little") + text
+            for role, text in ((turn[1], turn[2].encode("utf-8", "surrogatepass"))
+                               for turn in turns)]
+
+
 def turn_hash(turn: Turn) -> bytes:
     """A turn's own hash (role and text), for finding where a chat's first turns were seen."""
     return hashlib.blake2b(_encoded(turn), digest_size=20).digest()
+
+
+def common_prefix(left: Sequence[Any], right: Sequence[Any]) -> int:
+    """How many leading items two sequences share, compared a block at a time (C speed)."""
+    size = min(len(left), len(right))
+    at = 0
+    while at < size:
+        end = min(at + 256, size)
+        if left[at:end] != right[at:end]:
+            while left[at] == right[at]:
+                at += 1
+            return at
+        at = end
+    return size
 
 
 class Chain:
     """Position keys of a chat: the hash of (root, turns 1..i) for each position i.
 
     The root is the game's position 0 or, for a chat whose front is missing, the key of the
-    position where it was re-anchored. Hashing the turns is one pass of ``update`` calls; a
-    position's key is only finished (``copy().digest()``) when it is asked for, and a copy of
-    the running hash is kept every :data:`LOOKUP_BATCH` turns to finish any key from there.
+    position where it was re-anchored. The turns are encoded once and hashed in blocks of
+    :data:`LOOKUP_BATCH` (one ``update`` per block: the same digest as one per turn); a copy
+    of the running hash is kept before each block, and a position's key is only finished
+    (``copy().digest()``) when it is asked for.
     """
 
-    def __init__(self, root: bytes, turns: Sequence[Turn]) -> None:
+    def __init__(self, root: bytes, turns: Sequence[Turn], known: Chain | None = None) -> None:
+        """``known``: a chain of the same root whose turns this one may begin with; the turns
+        they share are neither encoded nor hashed again."""
         self.root = root
         self.turns = turns
-        self._marks: list[Any] = []
-        hasher = hashlib.blake2b(root, digest_size=20)
-        for at, turn in enumerate(turns):
-            if at % LOOKUP_BATCH == 0:
+        shared = 0
+        if known is not None and known.root == root:
+            shared = common_prefix(known.turns, turns)
+        kept = 0  # blocks of the shared turns whose running hash ``known`` already holds
+        if known is not None and shared:
+            kept = min(shared // LOOKUP_BATCH, len(known._marks) - 1)
+        if known is not None and kept:
+            self._encoded: list[bytes] = known._encoded[:shared] + _all_encoded(turns[shared:])
+            self._marks: list[Any] = known._marks[:kept + 1]
+            hasher = self._marks[-1].copy()
+        else:
+            self._encoded = _all_encoded(turns)
+            self._marks = []
+            hasher = hashlib.blake2b(root, digest_size=20)
+        for block in range(kept * LOOKUP_BATCH, len(self._encoded), LOOKUP_BATCH):
+            if block // LOOKUP_BATCH == len(self._marks):
                 self._marks.append(hasher.copy())
-            hasher.update(_encoded(turn))
+            hasher.update(b"".join(self._encoded[block:block + LOOKUP_BATCH]))
+        if not self._marks:
+            self._marks.append(hasher.copy())
         self._end = hasher
 
     def __len__(self) -> int:
@@ -254,12 +300,13 @@ class Chain:
             return [self._end.copy().digest() if self.turns else self.root]
         mark = min(first // LOOKUP_BATCH, len(self._marks) - 1)
         hasher = self._marks[mark].copy()
+        encoded = self._encoded
         found: list[bytes] = []
         for position in range(mark * LOOKUP_BATCH, last + 1):
             if position >= first:
                 found.append(hasher.copy().digest() if position else self.root)
-            if position < len(self.turns):
-                hasher.update(_encoded(self.turns[position]))
+            if position < len(encoded):
+                hasher.update(encoded[position])
         return found
 
 
@@ -308,22 +355,108 @@ def _read_entry(raw: bytes | None, position: bytes) -> dict[str, Any] | None:
 
 
 class SnapshotCache:
-    """Snapshots on a :class:`Store`, with per-game ``seen`` entries for re-anchoring."""
+    """Snapshots on a :class:`Store`, with per-game ``seen`` entries for re-anchoring.
 
-    def __init__(self, store: Store) -> None:
+    The states used last are also kept parsed in this process (by their digest, with their
+    canonical bytes), so a warm request neither parses its snapshot's JSON nor writes the
+    canonical JSON of a state it has already written. A state is named by the digest of its
+    canonical JSON, so a parsed copy is always the state its digest names.
+    """
+
+    def __init__(self, store: Store, parsed: int = PARSED_STATES) -> None:
         self.store = store
+        self._parsed = parsed
+        self._states: OrderedDict[str, tuple[State, bytes]] = OrderedDict()
+        self._digests: dict[int, str] = {}  # id(state) -> digest, for states in _states
+        self._lock = threading.Lock()
+        self._requests: deque[tuple[Sequence[Any], list[Turn]]] = deque(maxlen=RECENT_CHATS)
+        self._chains: deque[Chain] = deque(maxlen=RECENT_CHATS)
+
+    def turns(self, messages: Sequence[Any]) -> list[Turn]:
+        """:func:`openai_turns` of ``messages``, reusing the turns of a recent request that
+        began with the same messages (a chat's next request repeats all of the last one), so
+        only the new messages are read. ``messages`` must not change in place afterwards (a
+        parsed request body never does)."""
+        with self._lock:
+            recent = list(self._requests)
+        known: list[Turn] = []
+        shared = 0
+        for old_messages, old_turns in reversed(recent):  # newest first: the longest, usually
+            if min(len(old_messages), len(messages)) <= shared:
+                continue  # cannot share more than the best so far
+            common = common_prefix(old_messages, messages)
+            if common > shared:
+                known, shared = old_turns, common
+        cut = bisect.bisect_left(known, shared, key=lambda turn: turn.at)
+        turns = known[:cut] + openai_turns(messages, shared)
+        with self._lock:
+            self._requests.append((messages, turns))
+        return turns
+
+    def chain(self, root: bytes, turns: Sequence[Turn]) -> Chain:
+        """The :class:`Chain` of ``turns``, reusing what a recent chain of the same root that
+        shares its first turns has already encoded and hashed."""
+        with self._lock:
+            recent = [c for c in self._chains if c.root == root]
+        known: Chain | None = None
+        shared = 0
+        for candidate in reversed(recent):  # newest first, as in turns()
+            if min(len(candidate.turns), len(turns)) <= shared:
+                continue
+            common = common_prefix(candidate.turns, turns)
+            if common > shared:
+                known, shared = candidate, common
+        chain = Chain(root, turns, known)
+        with self._lock:
+            self._chains.append(chain)
+        return chain
+
+    def _remember(self, digest: str, state: State, canonical: bytes) -> None:
+        with self._lock:
+            if digest in self._states:
+                self._states.move_to_end(digest)
+                return
+            self._states[digest] = (state, canonical)
+            self._digests[id(state)] = digest
+            while len(self._states) > self._parsed:
+                gone, (old, _) = self._states.popitem(last=False)
+                if self._digests.get(id(old)) == gone:
+                    del self._digests[id(old)]
+
+    def _recall(self, digest: str) -> State | None:
+        with self._lock:
+            found = self._states.get(digest)
+            if found is None:
+                return None
+            self._states.move_to_end(digest)
+            return found[0]
+
+    def _written(self, state: State) -> tuple[str, bytes]:
+        """The digest and canonical bytes of ``state``, computed once per state kept."""
+        with self._lock:
+            digest = self._digests.get(id(state))
+            found = self._states.get(digest) if digest is not None else None
+        if digest is not None and found is not None and found[0] is state:
+            return digest, found[1]
+        canonical = state.canonical().encode("utf-8")
+        digest = hashlib.blake2b(canonical, digest_size=20).hexdigest()
+        self._remember(digest, state, canonical)
+        return digest, canonical
 
     def load(self, entry: dict[str, Any]) -> Snapshot | None:
         """The snapshot an entry describes, or None when its state is missing or corrupt."""
         digest: str = entry["state"]
-        raw = self.store.get_many([_state_key(digest)])[0]
-        if raw is None:
-            return None
         try:
-            text = raw.decode("utf-8")
-            if _state_digest(text) != digest:
-                return None
-            state = State.model_validate_json(text)
+            state = self._recall(digest)
+            if state is None:
+                raw = self.store.get_many([_state_key(digest)])[0]
+                if raw is None:
+                    return None
+                text = raw.decode("utf-8")
+                if _state_digest(text) != digest:
+                    return None
+                state = State.model_validate_json(text)
+                self._remember(digest, state, raw)
             answers = tuple(Answer.model_validate(a) for a in entry["last"])
         except (UnicodeDecodeError, ValidationError, TypeError):
             return None
@@ -359,14 +492,15 @@ class SnapshotCache:
     def save(self, scope: bytes, rows: Sequence[tuple[bytes, bytes, bytes, Snapshot]]) -> None:
         """Store (key before the turn, turn hash, key after it, snapshot after it) rows."""
         items: dict[str, bytes] = {}
-        canonical: dict[int, str] = {}
+        digests: dict[int, str] = {}
         for before, turn, position, snapshot in rows:
-            text = canonical.get(id(snapshot.state))
-            if text is None:
-                text = canonical[id(snapshot.state)] = snapshot.state.canonical()
-                items[_state_key(_state_digest(text))] = text.encode("utf-8")
+            digest = digests.get(id(snapshot.state))
+            if digest is None:
+                digest, canonical = self._written(snapshot.state)
+                digests[id(snapshot.state)] = digest
+                items[_state_key(digest)] = canonical
             entry = {"format": SNAPSHOT_FORMAT, "engine": ENGINE_VERSION, "key": position.hex(),
-                     "replies": snapshot.replies, "state": _state_digest(text),
+                     "replies": snapshot.replies, "state": digest,
                      "last": [a.to_json() for a in snapshot.last_answers]}
             items[_snap_key(position)] = json.dumps(entry, separators=(",", ":")).encode()
             items[_seen_key(scope, turn)] = before.hex().encode("ascii")
@@ -374,10 +508,10 @@ class SnapshotCache:
 
     def save_start(self, scope: bytes, start: State) -> None:
         """The snapshot of position 0 (the party file), so every chain has a first link."""
-        text = start.canonical()
+        digest, canonical = self._written(start)
         entry = {"format": SNAPSHOT_FORMAT, "engine": ENGINE_VERSION, "key": scope.hex(),
-                 "replies": 0, "state": _state_digest(text), "last": []}
-        self.store.put_many({_state_key(_state_digest(text)): text.encode("utf-8"),
+                 "replies": 0, "state": digest, "last": []}
+        self.store.put_many({_state_key(digest): canonical,
                              _snap_key(scope): json.dumps(entry).encode()})
 
 
@@ -419,7 +553,7 @@ def fold_turns(game: Game, start: State, turns: Sequence[Turn],
     its leading turns were last seen. Every position folded here is stored for the next call.
     """
     scope = game_scope(game, start)
-    chain = Chain(scope, turns)
+    chain = cache.chain(scope, turns)
     found = cache.longest(chain)
     anchor: Anchor = "cached"
     offset = 0  # turns of this chat skipped before the anchor (re-anchoring)

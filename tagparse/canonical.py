@@ -1,7 +1,8 @@
-"""The canonical tag form (see tags.lark): written by ``render``, read fast by ``read_canonical``.
+"""The canonical tag form (see tags.lark): written by ``render``, read fast by ``read_pairs``.
 
-``read_canonical`` is a shortcut for the common clean tag. It must give exactly what the Lark
-reading gives for the same span; tests/tagparse/test_fast_path.py checks that differentially.
+The scanner's canonical shortcut (a ``CANONICAL_TAG`` match read by ``read_pairs``) is for the
+common clean tag. It must give exactly what the grammar gives for the same span;
+tests/tagparse/test_tag_properties.py checks that differentially.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ UNESCAPES: Final[dict[str, str]] = {"\\": "\\", '"': '"', "[": "[", "]": "]", "n
 _VALUE: Final = r'(?:[^"\\\n\r\[]++|\\[\\"\[\]nr])*+'
 _ATTRIBUTES: Final = rf'(?: [a-z_][a-z0-9_]*="{_VALUE}")*+'
 _KINDS: Final = "|".join(sorted(TAG_KINDS))
-CANONICAL_TAG: Final = rf"\[({_KINDS}):({_ATTRIBUTES})(?: \|({_ATTRIBUTES}))?\]"
-"""A whole canonical tag; groups: kind, request attributes, answer attributes (or None)."""
+CANONICAL_REST: Final = rf"({_KINDS}):({_ATTRIBUTES})(?: \|({_ATTRIBUTES}))?\]"
+"""A canonical tag after its "["; groups: kind, request attributes, answer attributes (or None)."""
+CANONICAL_TAG: Final = r"\[" + CANONICAL_REST
+"""A whole canonical tag, with the groups of ``CANONICAL_REST``."""
 _ATTRIBUTE: Final = re.compile(rf' ([a-z_][a-z0-9_]*)="({_VALUE})"')
 _ESCAPE: Final = re.compile(r"\\(.)")
 
@@ -72,25 +75,14 @@ def render_tag(tag: Tag) -> str:
     return render(tag.kind, tag.attrs, tag.answer)
 
 
-def _read_pairs(source: str) -> Pairs | None:
+def read_pairs(source: str) -> Pairs | None:
     """Attribute pairs of a canonical attribute list, or None when a key repeats."""
+    if not source:
+        return ()
     pairs = _ATTRIBUTE.findall(source)
     if len(pairs) > 1 and len(dict(pairs)) < len(pairs):
-        return None  # duplicate-attribute is a repair: the Lark reading reports it
+        return None  # duplicate-attribute is a repair: the grammar's reading reports it
     if "\\" in source:
-        pairs = [(key, _ESCAPE.sub(_unescape_pair, value)) for key, value in pairs]
+        return tuple([(key, _ESCAPE.sub(_unescape_pair, value)) for key, value in pairs])
     return tuple(pairs)
 
-
-def read_canonical(match: re.Match[str]) -> Tag | None:
-    """The tag a CANONICAL_TAG match spells, or None (repeated key) to use the Lark reading."""
-    raw, kind, request, answer_source = match.group(0, 1, 2, 3)
-    attrs = _read_pairs(request)
-    if attrs is None:
-        return None
-    answer = None
-    if answer_source is not None:
-        answer = _read_pairs(answer_source)
-        if answer is None:
-            return None
-    return Tag(kind, attrs, match.start(), match.end(), raw, answer)

@@ -1,10 +1,24 @@
-"""The Lark reading of one tag span: attributes, answer, and a diagnostic for every repair."""
+"""The reading of one tag span: attributes, answer, and a diagnostic for every repair.
+
+Two readers turn a span into the same tokens, and one function (:class:`_Reader`) turns tokens
+into a :class:`Reading`, so the two agree by construction wherever the first one reads at all:
+
+- the regex reader (:func:`tokenize`) lexes the span as Lark's contextual lexer does, with the
+  grammar's own terminal patterns (one compiled pattern per parser state, built from tags.lark),
+  and gives up wherever the grammar could refuse the span;
+- the grammar (:func:`read_with_grammar`) parses the span with Lark. It reads every span the
+  regex reader gives up on, so every malformed-tag message comes from Lark.
+
+tests/tagparse/test_tag_properties.py checks the agreement differentially: ``scan(fast=False)``
+reads every span with the grammar only.
+"""
 
 from __future__ import annotations
 
 import itertools
 import json
-from functools import lru_cache
+import re
+from functools import cache, lru_cache
 from typing import Final, NamedTuple
 
 from lark import Token, Tree
@@ -15,6 +29,9 @@ from tagparse.grammar import parser
 
 Span = tuple[int, int, str, str]
 """A diagnostic relative to the start of the tag: (start, end, code, message)."""
+
+Lexeme = tuple[str, str, int, int]
+"""One token of a span: (terminal name, text, start, end); ignored white space is not one."""
 
 _VALUES: Final = frozenset({"DQ_STRING", "CDQ_STRING", "SQ_STRING", "CSQ_STRING", "BARE"})
 _QUOTES: Final = "\"“'‘"
@@ -65,12 +82,91 @@ def _found(text: str) -> str:
 
 @lru_cache(maxsize=4096)
 def read_span(span: str) -> Reading:
-    """Parse one tag span (head to closing "]") with the grammar; never raises."""
+    """Read one tag span (head to closing "]"): the regex reader, else the grammar.
+
+    Never raises. The same reading as :func:`read_with_grammar`, only faster.
+    """
+    tokens = tokenize(span)
+    if tokens is None:
+        return read_with_grammar(span)
+    return _Reader(span).read(tokens)
+
+
+@lru_cache(maxsize=1024)
+def read_with_grammar(span: str) -> Reading:
+    """Parse one tag span (head to closing "]") with the Lark grammar; never raises."""
     try:
         tree = parser().parse(span)
     except LarkError as error:
         return Reading(None, (), None, _failure(span, error), ())
-    return _Reader(span).read(tree)
+    return _Reader(span).read(_tokens(tree))
+
+
+# --- the regex reader ------------------------------------------------------------------------
+
+# The parser states of one tag (tags.lark ``start``) and the terminals each one accepts; ignored
+# white space (WS) may come before any of them. Where two terminals could match the same text
+# (KEY and BARE, say) they are never accepted in the same state, so the order of the
+# alternatives does not matter, as in Lark's contextual lexer.
+_OPEN, _KIND, _COLON, _REQUEST, _EQ, _VALUE, _AFTER_VALUE, _AFTER_COMMA, _ANSWER = range(9)
+_ACCEPTS: Final[dict[int, tuple[str, ...]]] = {
+    _OPEN: ("OPEN",),
+    _KIND: ("KIND",),
+    _COLON: ("COLON",),
+    _REQUEST: ("KEY", "BAR", "CLOSE"),
+    _EQ: ("EQ",),
+    _VALUE: ("DQ_STRING", "CDQ_STRING", "SQ_STRING", "CSQ_STRING", "BARE"),
+    _AFTER_VALUE: ("COMMA", "KEY", "BAR", "CLOSE"),
+    _AFTER_COMMA: ("KEY",),
+    _ANSWER: ("KEY", "CLOSE"),
+}
+_NEXT: Final[dict[str, int]] = {
+    "OPEN": _KIND, "KIND": _COLON, "COLON": _REQUEST, "KEY": _EQ, "EQ": _VALUE,
+    "COMMA": _AFTER_COMMA, "BAR": _ANSWER, **{name: _AFTER_VALUE for name in _VALUES},
+}  # fmt: skip
+
+
+@cache
+def _lexers() -> dict[int, tuple[re.Pattern[str], tuple[str, ...]]]:
+    """Per parser state: white space then one accepted terminal, a group each (from the
+    grammar's own terminal patterns), and the terminal name of each group number."""
+    lark = parser()
+    built: dict[int, tuple[re.Pattern[str], tuple[str, ...]]] = {}
+    for state, names in _ACCEPTS.items():
+        pattern = "|".join(f"({lark.get_terminal(name).pattern.to_regexp()})" for name in names)
+        built[state] = (re.compile(rf"\s*+(?:{pattern})"), ("", *names))
+    return built
+
+
+def tokenize(span: str) -> list[Lexeme] | None:
+    """The tokens the grammar reads ``span`` as, or None wherever the grammar could refuse it.
+
+    Linear in the span: each token's pattern runs once, from the end of the previous token.
+    """
+    lexers = _lexers()
+    tokens: list[Lexeme] = []
+    state = _OPEN
+    position = 0
+    answered = False
+    while True:
+        pattern, names = lexers[state]
+        match = pattern.match(span, position)
+        if match is None:
+            return None
+        group = match.lastindex or 0
+        name = names[group]
+        start, position = match.span(group)
+        tokens.append((name, match.group(group), start, position))
+        if name == "CLOSE":
+            return tokens if position == len(span) else None
+        if name == "BAR":
+            if answered:
+                return None  # a second "|": the grammar refuses the span
+            answered = True
+        state = _NEXT[name]
+
+
+# --- errors from the grammar ------------------------------------------------------------------
 
 
 def _failure(span: str, error: LarkError) -> str:
@@ -95,12 +191,19 @@ def _expected(wanted: set[str], found: str, position: int) -> str:
     return f"expected {' or '.join(words)} but found {found} at column {position + 1} of the tag"
 
 
-def _tokens(tree: Tree[Token]) -> list[Token]:
-    return list(tree.scan_values(lambda value: isinstance(value, Token)))
+def _tokens(tree: Tree[Token]) -> list[Lexeme]:
+    """The tokens of a parse tree in text order."""
+    return [
+        (token.type, str(token), token.start_pos or 0, token.end_pos or 0)
+        for token in tree.scan_values(lambda value: isinstance(value, Token))
+    ]
+
+
+# --- tokens to a reading ----------------------------------------------------------------------
 
 
 class _Reader:
-    """Turns a parse tree into attributes and repair diagnostics."""
+    """Turns the tokens of a well-formed span into attributes and repair diagnostics."""
 
     def __init__(self, span: str) -> None:
         self.span = span
@@ -109,65 +212,61 @@ class _Reader:
     def note(self, start: int, end: int, code: str, message: str) -> None:
         self.diagnostics.append((start, end, code, message))
 
-    def read(self, tree: Tree[Token]) -> Reading:
-        kind_token = tree.children[1]
-        assert isinstance(kind_token, Token)
-        kind = self._name(kind_token, "tag name")
+    def read(self, tokens: list[Lexeme]) -> Reading:
+        """``tokens``: OPEN KIND COLON, (KEY EQ value COMMA?)*, (BAR (KEY EQ value COMMA?)*)?,
+        CLOSE, as tags.lark ``start`` spells them."""
+        kind = self._name(tokens[1], "tag name")
         attrs: Pairs = ()
+        pairs: dict[str, str] = {}
+        answered = False
+        index = 3
+        while index < len(tokens):
+            name = tokens[index][0]
+            if name == "KEY":
+                self._attribute(pairs, tokens[index], tokens[index + 2])
+                index += 3
+                continue
+            if name == "BAR":
+                attrs, pairs, answered = tuple(pairs.items()), {}, True
+            index += 1
         answer: Pairs | None = None
-        for part in tree.children:
-            if isinstance(part, Tree):
-                pairs = self._pairs(part)
-                if part.data == "request":
-                    attrs = pairs
-                else:
-                    answer = pairs
-        self._layout(_tokens(tree))
+        if answered:
+            answer = tuple(pairs.items())
+        else:
+            attrs = tuple(pairs.items())
+        self._layout(tokens)
         return Reading(kind, attrs, answer, None, tuple(sorted(self.diagnostics)))
 
-    def _name(self, token: Token, what: str) -> str:
-        name = str(token)
+    def _name(self, token: Lexeme, what: str) -> str:
+        _, name, start, end = token
         lower = name.lower()
         if name != lower:
-            self.note(
-                token.start_pos or 0,
-                token.end_pos or 0,
-                "upper-case-name",
-                f'{what} "{name}" should be lower case; read as "{lower}"',
-            )
+            message = f'{what} "{name}" should be lower case; read as "{lower}"'
+            self.note(start, end, "upper-case-name", message)
         return lower
 
-    def _pairs(self, part: Tree[Token]) -> Pairs:
-        pairs: dict[str, str] = {}
-        for attribute in part.children:
-            if not isinstance(attribute, Tree):
-                continue
-            key_token, _, value_token = attribute.children
-            assert isinstance(key_token, Token) and isinstance(value_token, Token)
-            key = self._name(key_token, "attribute name")
-            value = self._value(key, value_token)
-            start, end = key_token.start_pos or 0, value_token.end_pos or 0
-            if key in pairs:
-                self.note(
-                    start,
-                    end,
-                    "duplicate-attribute",
-                    f'attribute "{key}" given twice; kept the first, {_show(pairs[key])}',
-                )
-            else:
-                pairs[key] = value
-        return tuple(pairs.items())
+    def _attribute(self, pairs: dict[str, str], key_token: Lexeme, value_token: Lexeme) -> None:
+        key = self._name(key_token, "attribute name")
+        value = self._value(key, value_token)
+        if key in pairs:
+            self.note(
+                key_token[2],
+                value_token[3],
+                "duplicate-attribute",
+                f'attribute "{key}" given twice; kept the first, {_show(pairs[key])}',
+            )
+        else:
+            pairs[key] = value
 
-    def _value(self, key: str, token: Token) -> str:
-        text = str(token)
-        start, end = token.start_pos or 0, token.end_pos or 0
-        if token.type == "BARE":
+    def _value(self, key: str, token: Lexeme) -> str:
+        kind, text, start, end = token
+        if kind == "BARE":
             value = text
         else:
             value = text[1:-1]
-            if token.type == "DQ_STRING" and "\\" in value:
+            if kind == "DQ_STRING" and "\\" in value:
                 value = self._unescape(key, value, start + 1)
-        repair = _VALUE_REPAIRS.get(token.type)
+        repair = _VALUE_REPAIRS.get(kind)
         if repair is not None:
             code, words = repair
             self.note(start, end, code, f'attribute "{key}" {words}; read as {_show(value)}')
@@ -196,20 +295,20 @@ class _Reader:
             index += 2
         return "".join(out)
 
-    def _layout(self, tokens: list[Token]) -> None:
+    def _layout(self, tokens: list[Lexeme]) -> None:
         """Report spacing, line breaks and commas that differ from the canonical form."""
         spaces: list[tuple[int, int]] = []
         breaks: list[tuple[int, int]] = []
         commas: list[tuple[int, int]] = []
-        for before, after in itertools.pairwise(tokens):
-            gap_start, gap_end = before.end_pos or 0, after.start_pos or 0
-            gap = self.span[gap_start:gap_end]
+        span = self.span
+        for (_, _, _, gap_start), (kind, _, gap_end, after_end) in itertools.pairwise(tokens):
+            gap = span[gap_start:gap_end]
             if "\n" in gap or "\r" in gap:
                 breaks.append((gap_start, gap_end))
-            elif gap != (" " if after.type in ("KEY", "BAR") else ""):
+            elif gap != (" " if kind in ("KEY", "BAR") else ""):
                 spaces.append((gap_start, gap_end))
-            if after.type == "COMMA":
-                commas.append((after.start_pos or 0, after.end_pos or 0))
+            if kind == "COMMA":
+                commas.append((gap_end, after_end))
         if spaces:
             self.note(
                 spaces[0][0],

@@ -21,6 +21,7 @@ class RulesetModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
         use_attribute_docstrings=True,
+        allow_inf_nan=False,  # JSON's 1e400, Infinity and NaN are not numbers a rule can use
     )
 
 

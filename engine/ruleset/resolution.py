@@ -590,6 +590,9 @@ def _outcome_problems(outcomes: Outcomes,
                         "the last numeric tier has no atLeast (it catches the rest)"))
         if tier.at_least is not None and last is not None and tier.at_least >= last:
             out.append(((*at, "tiers", index, "atLeast"), "atLeast decreases tier by tier"))
+        if tier.at_least is not None and outcomes.by == "fraction" and tier.at_least <= 0:
+            out.append(((*at, "tiers", index, "atLeast"),  # CHK-RA-A9: it divides the target
+                        "a fraction tier's atLeast is above 0"))
         if tier.at_least is not None:
             last = tier.at_least
     if not numeric:

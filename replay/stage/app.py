@@ -30,7 +30,7 @@ from starlette.routing import Route
 from engine import Game, PartyError, RulesetError, State
 from engine.prompt import gm_context
 
-from ..cache import FoldOutcome, SnapshotCache, Store, fold_turns, openai_turns
+from ..cache import FoldOutcome, SnapshotCache, Store, fold_turns
 from ..files import InputError, load_party, load_ruleset, read_json
 from ..fold import replay
 from ..formats import parse_transcript, transcript_from_openai
@@ -118,7 +118,7 @@ class Prepared:
 def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any]) -> Prepared:
     """Fold the request's transcript and add the GM section to its messages (worker thread)."""
     messages = body["messages"]
-    turns = openai_turns(messages)
+    turns = cache.turns(messages)
     before = ""
     if folder.continue_replies and turns and turns[-1].role == "gm":
         # SillyTavern's Continue: the last GM message is the start of the reply being written.

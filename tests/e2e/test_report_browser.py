@@ -147,6 +147,9 @@ def test_demo_report_unselected_swipe_opens_on_demand(browser, tmp_path):
     swipes = page.page.locator("#m2 details.swipes")
     assert "Silver lantern" not in page.page.inner_text("#m2")
     swipes.locator("summary").click()
+    # The swipes are filled on the details' toggle event, which the browser fires after the
+    # click returns: wait for them rather than race it.
+    page.page.wait_for_selector("#m2 details.swipes[data-filled='1'] pre")
     assert "Silver lantern" in swipes.inner_text()
     assert page.page.locator("#m5 .badge.flag").inner_text() == "hidden: not counted"
     page.close()

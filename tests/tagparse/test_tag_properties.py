@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tagparse import TAG_KINDS, ScanResult, render, render_tag, scan
+from tagparse.reading import read_span, read_with_grammar, tokenize
 
 KEYS = st.from_regex(r"[a-z_]{1,12}", fullmatch=True)
 PAIRS = st.dictionaries(KEYS, st.text(), max_size=5).map(lambda pairs: tuple(pairs.items()))
@@ -101,3 +102,73 @@ def test_tags_fast_path_agrees_with_the_grammar(text: str) -> None:
     fast = scan(text)
     assert fast == scan(text, fast=False)
     _check_invariants(text, fast)
+
+
+# Tolerant spellings of one attribute value (tags.lark, TOLERATED) and the ways to join them.
+WORDS = st.text(alphabet=st.sampled_from("abAB×'’\\[]|:,= "), max_size=6)
+BARE_WORDS = st.from_regex(r"[A-Za-z0-9×:'’_.\-]{1,6}( [A-Za-z0-9×'’.]{1,5}){0,2}", fullmatch=True)
+
+
+@st.composite
+def tolerant_values(draw: st.DrawFn) -> str:
+    """One value as models write it: quoted every way, bare, with escapes, or slightly broken."""
+    style = draw(st.sampled_from(["double", "curly", "single", "curly-single", "bare", "raw"]))
+    word = draw(WORDS)
+    if style == "double":
+        return '"' + word.replace('"', '\\"') + '"'
+    if style == "curly":
+        return "“" + word.replace("”", "") + "”"
+    if style == "single":
+        return "'" + word + "'"
+    if style == "curly-single":
+        return "‘" + word + "’"
+    if style == "bare":
+        return draw(BARE_WORDS)
+    return draw(st.sampled_from(['"', "“", "'", "", '"a\\q"', '"a\\', '"\\[loot:"', "x=y"]))
+
+
+@st.composite
+def tolerant_tags(draw: st.DrawFn) -> str:
+    """A tag with the repairs models need: case, spaces, line breaks, commas, repeated keys."""
+    space = st.sampled_from(["", " ", "  ", "\t", "\n", " \r\n ", "\u2028", "\xa0"])
+    kind = draw(KINDS)
+    kind = draw(st.sampled_from([kind, kind.upper(), kind.title()]))
+    keys = st.sampled_from(["who", "Who", "ITEM", "item", "count", "_x1", "amount"])
+    parts = ["[", draw(space), kind, draw(space), ":"]
+    for section in range(draw(st.sampled_from([1, 1, 2, 3]))):
+        if section:
+            parts += [draw(space), "|"]
+        for _ in range(draw(st.integers(0, 3))):
+            parts += [draw(st.sampled_from([" ", "", "  ", "\n"])), draw(keys), draw(space), "="]
+            parts += [draw(space), draw(tolerant_values())]
+            parts.append(draw(st.sampled_from(["", "", ",", " ,", ", "])))
+    parts += [draw(space), "]"]
+    return "".join(parts)
+
+
+@given(tolerant_tags(), st.sampled_from(["", "He nods. ", "[sighs] ", "“Go.”\n"]))
+@settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
+def test_tags_regex_reader_agrees_with_the_grammar_on_tolerant_tags(tag: str, prose: str) -> None:
+    """TOLERATED: the regex reader gives exactly the grammar's tags and diagnostics, and reads
+    every span the grammar reads without a refusal (so Lark is left only malformed spans)."""
+    text = prose + tag + " " + prose + '[loot: table="x"]'
+    fast = scan(text)
+    assert fast == scan(text, fast=False)
+    _check_invariants(text, fast)
+    for found in fast.tags:
+        grammar = read_with_grammar(found.raw)
+        assert read_span(found.raw) == grammar
+        if grammar.malformed is None:
+            assert tokenize(found.raw) is not None, found.raw
+
+
+@given(st.lists(tolerant_tags() | PIECES, max_size=8)
+       .map("".join), st.integers(0, 10**6))
+@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
+def test_tags_regex_reader_agrees_with_the_grammar_on_mutated_tolerant_text(
+    text: str, seed: int
+) -> None:
+    """The same agreement on tolerant tags run together with syntax pieces and cut anywhere."""
+    cut = text[: seed % (len(text) + 1)] + text[seed % (len(text) + 1) + 1 :]
+    for sample in (text, cut):
+        assert scan(sample) == scan(sample, fast=False)

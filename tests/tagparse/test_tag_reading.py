@@ -387,7 +387,7 @@ def test_tags_to_json() -> None:
     }
 
 
-def test_an_escaped_bracket_that_looks_like_a_head_stays_inside_its_tag():
+def test_an_escaped_bracket_that_looks_like_a_head_stays_inside_its_tag() -> None:
     """Found by hypothesis: `\\[loot:` inside a quoted value must not start a second tag."""
     text = ('You walk on. [place: __="\\[" ________="===\\[\\[" _________="==\\[loot:["]'
             "[inventory:]")

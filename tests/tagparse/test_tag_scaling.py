@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+import tagparse.grammar
 import tagparse.reading
 from tagparse import scan
 
@@ -49,17 +50,20 @@ ADVERSARIAL: dict[str, str] = {
 def parsed_characters(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """Record the length of every span handed to the Lark parser."""
     lengths: list[int] = []
-    real = tagparse.reading.parser()
+    real = tagparse.grammar.parser()
 
     class Counting:
         def parse(self, span: str) -> object:
             lengths.append(len(span))
             return real.parse(span)
 
+    tagparse.reading.tokenize("[loot:]")  # the regex reader's patterns come from the real parser
     monkeypatch.setattr(tagparse.reading, "parser", Counting)
     tagparse.reading.read_span.cache_clear()
+    tagparse.reading.read_with_grammar.cache_clear()
     yield lengths
     tagparse.reading.read_span.cache_clear()
+    tagparse.reading.read_with_grammar.cache_clear()
 
 
 @pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
@@ -70,3 +74,14 @@ def test_tags_scan_is_linear_on_adversarial_text(text: str, parsed_characters: l
     assert sum(len(tag.raw) for tag in result.tags) <= len(text)
     ends = [(tag.start, tag.end) for tag in result.tags]
     assert all(end <= start for (_, end), (start, _) in itertools.pairwise(ends))
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
+def test_tags_fast_scan_is_linear_and_agrees_on_adversarial_text(
+    text: str, parsed_characters: list[int]
+) -> None:
+    """EXTENT: the fast path (canonical shortcut, regex reader) reads the same disjoint spans,
+    hands the grammar at most what is left, and gives exactly the grammar's result."""
+    result = scan(text)
+    assert sum(parsed_characters) <= len(text)
+    assert result == scan(text, fast=False)
