@@ -129,7 +129,7 @@ def answer_tag(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[St
     if new_state is not state:
         # ITM-FAKE-12/18: after an inventory change a bound fake, or one the sheet gives
         # away, is found out.
-        new_state = fakes.settle_fakes(game, new_state, ctx)
+        new_state = fakes.settle_fakes(game, new_state, ctx, before=state)
     notes = _notes(tag, key)
     if notes:
         answer = answer.model_copy(update={"notes": answer.notes + notes})

@@ -77,5 +77,5 @@ def apply_event(game: Game, state: State, payload: Mapping[str, Any], name: str 
     if new_state is not state:  # ITM-FAKE-12/18, as after a tag
         from .fakes import settle_fakes
 
-        new_state = settle_fakes(game, new_state, ctx)
+        new_state = settle_fakes(game, new_state, ctx, before=state)
     return new_state, answer

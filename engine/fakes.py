@@ -143,12 +143,24 @@ def _sheet_signature(game: Game, state: State,
     return tuple(numbers)
 
 
-def settle_fakes(game: Game, state: State, ctx: TurnContext | None = None) -> State:
+def settle_fakes(game: Game, state: State, ctx: TurnContext | None = None,
+                 before: State | None = None) -> State:
     """After an inventory change: a bound fake is found out (ITM-FAKE-12), and so is a fake
     after which the sheet shows a number, or a check adds something, the item it passes for
-    would not give (ITM-FAKE-18). Only a sheet difference counts (ITM-FAKE-19)."""
+    would not give (ITM-FAKE-18). Only a sheet difference counts (ITM-FAKE-19).
+
+    With ``before`` (the state before the change), only the characters the change touched are
+    looked at: the others' bags and sheets are the same objects, already settled.
+    """
+    if not game.has_fakes:  # no item of this ruleset passes for another: nothing to settle
+        return state
     turn = ctx.turn_label if ctx is not None else ""
     for who, character in enumerate(state.characters):
+        if (before is not None and who < len(before.characters)
+                and before.characters[who] is character):
+            continue
+        if not any(s.shows_as is not None for s in character.bag):
+            continue
         bound = [i for i, s in enumerate(character.bag) if s.shows_as is not None and s.bound]
         if bound:
             state = reveal_stacks(game, state, who, bound, "binding it showed it", turn)

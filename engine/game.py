@@ -54,6 +54,7 @@ class Game:
     items: Mapping[str, CatalogItem] = field(default_factory=dict)
     item_by_name: Mapping[str, str] = field(default_factory=dict)
     coins: Mapping[str, CoinInfo] = field(default_factory=dict)
+    has_fakes: bool = False  # some item passes for another (ITM-FAKE-1): fakes can exist
 
     @classmethod
     def build(cls, ruleset: Ruleset) -> Game:
@@ -79,7 +80,8 @@ class Game:
             sort_keys=True, separators=(",", ":"), ensure_ascii=False,
         )
         digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-        return cls(ruleset, digest, items, by_name, coins)
+        has_fakes = any(c.item.passes_for is not None for c in items.values())
+        return cls(ruleset, digest, items, by_name, coins, has_fakes)
 
     def find_item(self, name: str) -> CatalogItem | None:
         """ITM-NAME-1/2: the catalog item whose label equals ``name`` ignoring case."""
