@@ -19,7 +19,8 @@ from .state import Character, JournalEntry, State
 
 MAX_AMOUNT_DIGITS = 9  # a tag pays or earns at most 999,999,999 coins at once
 _AMOUNT = re.compile(r"\s*(\d+)\s*(.+?)\s*")
-_NOT_WHOLE = re.compile(r"\s*[+-]?\d*(?:[.,]\d|[eE][+-]?\d)")  # 1.5, 1e400: not a whole count
+# 1.5, 1e400, 2d6: not a whole count (a model may write dice where a count belongs)
+_NOT_WHOLE = re.compile(r"\s*[+-]?\d*(?:[.,]\d|[eE][+-]?\d|[dD]\d)")
 
 
 @dataclass(frozen=True, slots=True)

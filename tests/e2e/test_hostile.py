@@ -109,3 +109,141 @@ def test_a_ruleset_nested_ten_thousand_deep_is_refused():
         document = {"x": document}
     _, problems = validate({"id": "deep", "label": "Deep", "items": document})
     assert problems
+
+
+# --- issue #14, the cases the first pass did not cover ------------------------------------
+
+DICE = "999999d999999"
+
+
+@pytest.mark.parametrize(("tag", "reason"), [
+    (f'[skill_check: skill="climb" dc="{DICE}"]', "missing-difficulty"),
+    (f'[inventory: action="add" item="Rope" count="{DICE}"]', "bad-count"),
+    (f'[inventory: action="earn" amount="{DICE} crowns"]', "bad-amount"),
+    (f'[inventory: action="pay" amount="{DICE}"]', "bad-amount"),
+    (f'[loot: table="{DICE}"]', "unknown-table"),
+])
+def test_huge_dice_in_a_tag_are_refused_unrolled(tag, reason):
+    state = harrow_party(GAME)
+    new, [reply] = answer(GAME, state, tag)
+    assert (reply.ok, reply.reason) == (False, reason)
+    assert new is state
+
+
+def _gravewatch_with(change) -> list[tuple[str, str]]:
+    document = fixture_json("rulesets/gravewatch.json")
+    change(document)
+    _, problems = validate(document)
+    return [(p.pointer, p.message) for p in problems]
+
+
+def _set(path: tuple[object, ...], value: object):
+    def change(document):
+        for part in path[:-1]:
+            document = document[part]
+        document[path[-1]] = value
+    return change
+
+
+@pytest.mark.parametrize(("path", "value", "pointer", "says"), [
+    (("items", "lootTables", 0, "rolls"), DICE, "/items/lootTables/0/rolls", "100 dice"),
+    (("items", "lootTables", 0, "entries", 0, "count"), DICE,
+     "/items/lootTables/0/entries/0/count", "100 dice"),
+    (("items", "market", "sold", 0, "limited"), DICE, "/items/market/sold/0/limited",
+     "100 dice"),
+    (("catalogs", 0, "entries", 0, "item", "stats", "hurt"), DICE,
+     "/catalogs/0/entries/0/item/stats/hurt", "not dice notation"),
+])
+def test_huge_dice_in_a_ruleset_are_a_validation_error(path, value, pointer, says):
+    problems = _gravewatch_with(_set(path, value))
+    assert any(p == pointer and says in m for p, m in problems), problems
+
+
+@pytest.mark.parametrize(("path", "value", "pointer", "says"), [
+    # A fake that passes for itself (ITM-FAKE: passesFor names a real, saleable item).
+    (("catalogs", 1, "entries", 0, "item", "passesFor"), "magic_items/bag-of-devouring",
+     "/catalogs/1/entries/0/item/passesFor", "is a fake itself"),
+    (("items", "lootTables", 0, "entries", 0, "item"), "kit/nothing-here",
+     "/items/lootTables/0/entries/0/item", 'unknown item "kit/nothing-here"'),
+    (("items", "market", "sellers", 0, "stock"), {"table": "nope"},
+     "/items/market/sellers/0/stock/table", 'unknown loot table "nope"'),
+])
+def test_catalogs_that_reference_themselves_or_nothing_are_refused(path, value, pointer, says):
+    problems = _gravewatch_with(_set(path, value))
+    assert any(p == pointer and says in m for p, m in problems), problems
+
+
+@pytest.mark.parametrize("number", [float("inf"), float("-inf"), float("nan")])
+def test_a_stat_of_1e400_is_a_problem_not_a_crash(number):
+    """Found by benchmarks/fuzz.py: JSON's 1e400 reads as infinity, and the stat check
+    converted it with int() (OverflowError) instead of reporting it."""
+    problems = _gravewatch_with(_set(("catalogs", 0, "entries", 0, "item", "stats", "weight"),
+                                     number))
+    assert any(pointer == "/catalogs/0/entries/0/item/stats/weight" and "finite number" in m
+               for pointer, m in problems), problems
+
+
+@pytest.mark.parametrize("path", [
+    ("catalogs", 0, "entries", 0, "item", "stats", "cover"),  # an integer stat
+    ("catalogs", 0, "entries", 0, "item", "stats", "weight"),
+    ("items", "stats", 1, "default"),
+])
+def test_a_stat_of_ten_to_the_400_is_a_problem_not_a_crash(path):
+    """Found by benchmarks/fuzz.py: a whole number too large for a float made the stat check
+    raise OverflowError in float()."""
+    problems = _gravewatch_with(_set(path, 10**400))
+    assert any("above the maximum" in message for _, message in problems), problems
+
+
+def test_a_ruleset_file_with_1e400_is_checked_not_crashed():
+    text = json.dumps(fixture_json("rulesets/gravewatch.json"))
+    text = text.replace('"stats": {"weight": 0.25}', '"stats": {"weight": 1e400}', 1)
+    document = parse_json(text, "r.json")
+    _, problems = validate(document)
+    assert any("finite" in p.message for p in problems)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('[inventory: action="add item="Rope"]', [(False, "malformed")]),
+    ("[inventory: action='add\" item=\"Rope\"] [inventory: action=\"add\" item=\"Torch\"]",
+     [(False, "malformed"), (True, None)]),
+    ('[inventory: action="add" item="Rope]  and "more" [inventory: action="add" item="Torch"]',
+     [(False, "malformed"), (True, None)]),
+    ('“[inventory: action="add" item="Torch"]', [(True, None)]),
+    ('[inventory: action="add" item="To""rch"]', [(False, "malformed")]),
+])
+def test_unbalanced_quotes_spoil_only_their_own_tag(text, expected):
+    state = harrow_party(GAME)
+    new, replies = answer(GAME, state, text)
+    assert [(r.ok, r.reason) for r in replies] == expected
+    if not any(ok for ok, _ in expected):
+        assert new is state
+
+
+def test_unbalanced_quotes_repeated_stay_linear():
+    text = '[inventory: action="add item="Rope" ' * 5_000 + '"' * 50_000
+    result = tagparse.scan(text)
+    assert result.tags
+    assert all(t.malformed is not None for t in result.tags)
+
+
+def test_an_infinite_constant_is_refused_at_load():
+    """Found by benchmarks/fuzz.py: ``{"const": Infinity}`` (or 1e400) in a derived value
+    loaded, then the carry limit raised ValueError in Fraction('inf') on the first add."""
+    document = fixture_json("rulesets/harrow.json")
+    document["sheet"]["derived"][0]["of"][0] = {"const": float("inf")}
+    _, problems = validate(document)
+    assert [(p.pointer, p.message) for p in problems] == [
+        ("/sheet/derived/0/of/0/const", "Input should be a finite number")]
+
+
+def test_a_fraction_tier_of_zero_is_refused_at_load():
+    """Found by benchmarks/fuzz.py: a roll-against ``by: "fraction"`` tier with atLeast 0
+    loaded, then every check divided the target by zero (CHK-RA-A9)."""
+    document = fixture_json("rulesets/against-d100.json")
+    tiers = document["resolution"]["outcomes"]["tiers"]
+    index = next(i for i, t in enumerate(tiers) if t.get("atLeast") == 1)
+    tiers[index]["atLeast"] = 0
+    _, problems = validate(document)
+    assert (f"/resolution/outcomes/tiers/{index}/atLeast",
+            "a fraction tier's atLeast is above 0") in [(p.pointer, p.message) for p in problems]

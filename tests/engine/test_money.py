@@ -120,6 +120,8 @@ def test_itm_cur_4_families_never_convert():
     ('[inventory: action="pay" amount="0 shillings"]', "bad-amount"),
     ('[inventory: action="pay" amount="-3 shillings"]', "bad-amount"),
     ('[inventory: action="pay" amount="1e400 crowns"]', "bad-amount"),
+    ('[inventory: action="earn" amount="999999d999999 crowns"]', "bad-amount"),
+    ('[inventory: action="pay" amount="2d6 pennies"]', "bad-amount"),
     ('[inventory: action="earn" amount="99999999999999999999 crowns"]', "bad-amount"),
     ('[inventory: action="pay"]', "bad-amount"),
     ('[inventory: action="pay" amount="1 penny" who="Nobody"]', "unknown-character"),
