@@ -336,6 +336,12 @@ def _to_hit(names: Names, where: Where, to_hit: ToHit, item: Item, pool_fight: b
     _stat_read(names, (*where, "target"), to_hit.target, item, ("number",))
     if to_hit.target is not None and not pool_fight:  # ITM-WPN-11
         names.add((*where, "target"), 'a per-die target needs a "dice-pool" resolution')
+    elif to_hit.target is not None:
+        target = getattr(names.ruleset.resolution, "target", None)
+        if target is not None and target.min == target.max:  # ITM-WPN-11: a variable target
+            names.add((*where, "target"),
+                      "a per-die target needs a pool whose target varies "
+                      "(resolution.target.min below resolution.target.max)")
 
 
 def _attack(names: Names, where: Where, attack: Attack, item: Item) -> None:

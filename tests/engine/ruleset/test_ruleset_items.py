@@ -181,6 +181,10 @@ CASES = [
      put((*AXE, "attack", "toHit", "target"), 6),
      '/catalogs/0/entries/1/item/attack/toHit/target: a per-die target needs a "dice-pool" '
      'resolution'),
+    ("ITM-WPN-11 own target only where the pool's target varies", GRAVE,
+     lambda d: d["resolution"]["target"].update({"min": 7, "max": 7}),
+     "/catalogs/0/entries/5/item/attack/toHit/target: a per-die target needs a pool whose "
+     "target varies (resolution.target.min below resolution.target.max)"),
     ("ITM-WPN-13 a sum fight needs damage dice", EMBER, drop((*AXE, "attack", "damage", "dice")),
      "/catalogs/0/entries/1/item/attack/damage/dice: a weapon in a sum fight deals damage dice"),
     ("ITM-WPN-16 reach needs combat.distance", EMBER, drop(("combat", "distance")),
