@@ -17,6 +17,7 @@ from rich.table import Table
 
 import tagparse
 from engine import Game, PartyError, RulesetError, State
+from engine.prompt import gm_context
 from engine.ruleset import Ruleset
 
 from .files import InputError, bundled, load_party, load_ruleset
@@ -114,6 +115,11 @@ def _progress(total: int) -> Iterator[Callable[[int, int], None] | None]:
 
 def run_replay(chat: str | Path, ruleset: str | Path, party: str | Path | None) -> ReplayResult:
     """Read everything, replay; unreadable input exits 2 with one line saying why."""
+    return _replayed(chat, ruleset, party)[1]
+
+
+def _replayed(chat: str | Path, ruleset: str | Path,
+              party: str | Path | None) -> tuple[Game, ReplayResult]:
     try:
         game = load_ruleset(ruleset)
         transcript = read_transcript(chat)
@@ -125,7 +131,7 @@ def run_replay(chat: str | Path, ruleset: str | Path, party: str | Path | None) 
         _fail("cannot load:\n" + str(error))
         raise AssertionError from error
     with _progress(sum(len(s.messages) for s in transcript.sessions)) as progress:
-        return replay(game, transcript, state, progress)
+        return game, replay(game, transcript, state, progress)
 
 
 def _print_text(result: ReplayResult) -> None:
@@ -171,6 +177,21 @@ def replay_command(chat: str, ruleset: str, party: str | None, fmt: str) -> None
         _emit_json(result.to_json())
     else:
         _print_text(result)
+
+
+@main.command(name="prompt")
+@click.argument("chat", type=click.Path(dir_okay=False))
+@click.option("--ruleset", "-r", required=True, type=click.Path(dir_okay=False),
+              help="The ruleset JSON file.")
+@click.option("--party", "-p", type=click.Path(dir_okay=False),
+              help="A party file or an exported state (default: one character).")
+def prompt_command(chat: str, ruleset: str, party: str | None) -> None:
+    """Print what the GM would be shown next after CHAT: instructions, INVENTORY, MARKET and
+    the last answers — the truth included (the source's "Peek Prompt", ITM-FAKE-21)."""
+    game, result = _replayed(chat, ruleset, party)
+    last = max((item.message for item in result.answers), default=None)
+    answers = [item.answer for item in result.answers if item.message == last]
+    click.echo(gm_context(game, result.state, answers))
 
 
 @main.command()

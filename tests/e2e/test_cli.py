@@ -27,7 +27,8 @@ def run(*args: str, stdin: str | None = None, env: dict[str, str] | None = None)
 def test_help_lists_every_command():
     result = run("--help")
     assert result.returncode == 0
-    for command in ("check", "parse", "replay", "schema", "demo"):
+    for command in ("check", "parse", "replay", "schema", "demo", "record", "regress",
+                    "export-state", "report", "serve", "prompt"):
         assert command in result.stdout
 
 
@@ -131,3 +132,13 @@ def test_check_points_into_the_catalog_file_a_problem_is_in(tmp_path):
     assert result.returncode == 1
     assert 'kit.json#/entries/1/item/rarity: unknown rarity "mythic"' in result.stdout
     assert 'more.json#/0/entries/0/item/category: unknown category "wand"' in result.stdout
+
+
+def test_prompt_shows_what_the_gm_sees_next():
+    """ITM-FAKE-21's "Peek Prompt": the GM context after the chat, truth included."""
+    result = run("prompt", DEMO, "--ruleset", RULESET, "--party", PARTY)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert "INVENTORY" in text and "Ada (Coin worth 31 pennies):" in text
+    assert "- Old boot ×1" in text
+    assert text.rstrip().endswith("unbind, unequip, use).")  # the last reply's answers
