@@ -22,18 +22,12 @@ from .answers import Answer, accepted, refused
 from .bags import find_thing, resolve_who
 from .checks import skill_check
 from .checks.modifiers import collect
-from .checks.pipeline import _override, _sheet_parts
-from .checks.request import Request, Rolled
+from .checks.pipeline import _override, _sheet_parts, value_check
+from .checks.request import Rolled
 from .context import TurnContext
 from .game import MAX_STACKS_PER_BAG, CatalogItem, Game
 from .ruleset.fakes import RevealWay, Tell
 from .ruleset.market import Seller
-from .ruleset.resolution import (
-    AgainstResolution,
-    HighestResolution,
-    PoolResolution,
-    SumResolution,
-)
 from .ruleset.values import Threshold
 from .sheet import SheetView
 from .state import Character, JournalEntry, Looked, Stack, State
@@ -288,29 +282,10 @@ class Roll:
 def _value_roll(game: Game, state: State, character: Character, tell: Tell, mode: int,
                 check_ctx: TurnContext) -> Rolled | None:
     """A ``value`` check: that number is the sheet number (as a use's gate reads one)."""
-    res = game.ruleset.resolution
-    assert res is not None and tell.check.value is not None
-    view = SheetView(game, character, state)
-    applied = collect(game, state, character, view, "ability", "")
+    assert tell.check.value is not None
     asked = "advantage" if mode > 0 else "disadvantage" if mode < 0 else None
-    twice = isinstance(res, SumResolution) and res.advantage
-    request = Request(who=character.name, kind="ability", ident="", label=label_of(game, tell),
-                      attrs={"dc": str(tell.dc)}, view=view, ability=None,
-                      ability_part=view.value(tell.check.value), rank=0, own_bonus=0,
-                      flat=applied.flat, dice=tuple(applied.dice),
-                      lean=applied.lean(asked, twice))
-    from .checks import against, highest, pool, sum, symbols  # the kinds' algorithms
-
-    stream = check_ctx.stream("skill_check", "dice")
-    if isinstance(res, SumResolution):
-        return sum.resolve(res, request, stream, check_ctx.stream("skill_check", "effects"))
-    if isinstance(res, PoolResolution):
-        return pool.resolve(res, request, stream)
-    if isinstance(res, HighestResolution):
-        return highest.resolve(res, request, stream)
-    if isinstance(res, AgainstResolution):
-        return against.resolve(res, request, stream)
-    return symbols.resolve(res, request, stream)
+    return value_check(game, state, character, tell.check.value, label_of(game, tell), tell.dc,
+                       check_ctx, asked)
 
 
 def roll_check(game: Game, state: State, character: Character, tell: Tell,

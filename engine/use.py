@@ -18,8 +18,8 @@ from . import reasons
 from .answers import Answer, accepted, refused
 from .bags import find_thing, item_of, resolve_who, stack_matches
 from .checks import skill_check
-from .checks.modifiers import collect
-from .checks.request import Request, Rolled
+from .checks.pipeline import value_check
+from .checks.request import Rolled
 from .context import TurnContext
 from .dice import Stream, parse_dice, roll
 from .events import Event
@@ -27,12 +27,6 @@ from .fakes import reveal_on_use
 from .game import Game
 from .ruleset import Item
 from .ruleset.combat import Amount, Gate, StatRead, Use
-from .ruleset.resolution import (
-    AgainstResolution,
-    HighestResolution,
-    PoolResolution,
-    SumResolution,
-)
 from .sheet import SheetView, item_is_worn
 from .state import Character, JournalEntry, Stack, State
 
@@ -156,28 +150,8 @@ def _value_gate(game: Game, state: State, character: Character, gate: Gate, labe
                 difficulty: int, gate_ctx: TurnContext) -> Rolled | None:
     """ITM-GATE-2: a gate on a sheet value: that number is the check's sheet number, with what
     conditions and items do to every check (ITM-OUT-11)."""
-    res = game.ruleset.resolution
-    assert res is not None and gate.check.value is not None
-    view = SheetView(game, character, state)
-    applied = collect(game, state, character, view, "ability", "")
-    rolls_twice = isinstance(res, SumResolution) and res.advantage
-    request = Request(who=character.name, kind="ability", ident="", label=label,
-                      attrs={"dc": str(difficulty)}, view=view, ability=None,
-                      ability_part=view.value(gate.check.value), rank=0, own_bonus=0,
-                      flat=applied.flat, dice=tuple(applied.dice),
-                      lean=applied.lean(None, rolls_twice))
-    from .checks import against, highest, pool, sum, symbols  # the kinds' algorithms
-
-    stream = gate_ctx.stream("skill_check", "dice")
-    if isinstance(res, SumResolution):
-        return sum.resolve(res, request, stream, gate_ctx.stream("skill_check", "effects"))
-    if isinstance(res, PoolResolution):
-        return pool.resolve(res, request, stream)
-    if isinstance(res, HighestResolution):
-        return highest.resolve(res, request, stream)
-    if isinstance(res, AgainstResolution):
-        return against.resolve(res, request, stream)
-    return symbols.resolve(res, request, stream)
+    assert gate.check.value is not None
+    return value_check(game, state, character, gate.check.value, label, difficulty, gate_ctx)
 
 
 def _roll_gate(game: Game, state: State, who: int, item: Item, stack: Stack, ctx: TurnContext,

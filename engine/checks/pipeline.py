@@ -28,6 +28,7 @@ from ..ruleset.resolution import (
     entry_mechanics,
 )
 from ..ruleset.sheet import Ability, Skill
+from ..ruleset.values import ValueRef
 from ..ruleset.versions import version_tuple
 from ..sheet import SheetView, ability_modifier
 from ..state import Character, State
@@ -311,18 +312,7 @@ def roll_check(game: Game, state: State, who: int, attrs: Mapping[str, str],
         lean=applied.lean((attrs.get("mode") or "").strip().lower(), rolls_twice),
         bought_dice=bought.dice, bought_successes=bought.successes,
         bought_reroll=bought.reroll, entry=bought.entry)
-    stream = ctx.stream(purpose, "dice")
-    rolled: Rolled | None
-    if isinstance(effective, SumResolution):
-        rolled = sum.resolve(effective, request, stream, ctx.stream(purpose, "effects"))
-    elif isinstance(effective, PoolResolution):
-        rolled = pool.resolve(effective, request, stream)
-    elif isinstance(effective, HighestResolution):
-        rolled = highest.resolve(effective, request, stream)
-    elif isinstance(effective, AgainstResolution):
-        rolled = against.resolve(effective, request, stream)
-    else:
-        rolled = symbols.resolve(effective, request, stream, _separate_setback(game))
+    rolled = resolve_request(game, effective, request, ctx, purpose)
     if rolled is None:
         return state, Checked(False, f"Give the {label} check a dc= or a difficulty= "
                                      "(a step of the ladder); nothing was rolled.", {},
@@ -360,6 +350,40 @@ def roll_check(game: Game, state: State, who: int, attrs: Mapping[str, str],
     if notices:
         text += " " + " ".join(notices)
     return new_state, Checked(True, text, record, success)
+
+
+def resolve_request(game: Game, res: Resolution, request: Request, ctx: TurnContext,
+                    purpose: str = "skill_check") -> Rolled | None:
+    """CHK-GEN-A6: run the resolution kind's own algorithm on a built request, with the dice
+    of ``ctx.stream(purpose, ...)``; None when the check names no difficulty it can use."""
+    stream = ctx.stream(purpose, "dice")
+    if isinstance(res, SumResolution):
+        return sum.resolve(res, request, stream, ctx.stream(purpose, "effects"))
+    if isinstance(res, PoolResolution):
+        return pool.resolve(res, request, stream)
+    if isinstance(res, HighestResolution):
+        return highest.resolve(res, request, stream)
+    if isinstance(res, AgainstResolution):
+        return against.resolve(res, request, stream)
+    return symbols.resolve(res, request, stream, _separate_setback(game))
+
+
+def value_check(game: Game, state: State, character: Character, value: ValueRef, label: str,
+                difficulty: int, ctx: TurnContext, asked: str | None = None) -> Rolled | None:
+    """A check whose sheet number is a sheet value (an item's gate, ITM-GATE-2; a fake's tell,
+    ITM-TELL-4), with what conditions and items do to every check (ITM-OUT-11); ``asked`` is
+    ``advantage``/``disadvantage`` or None."""
+    res = game.ruleset.resolution
+    assert res is not None
+    view = SheetView(game, character, state)
+    applied = collect(game, state, character, view, "ability", "")
+    rolls_twice = isinstance(res, SumResolution) and res.advantage
+    request = Request(who=character.name, kind="ability", ident="", label=label,
+                      attrs={"dc": str(difficulty)}, view=view, ability=None,
+                      ability_part=view.value(value), rank=0, own_bonus=0,
+                      flat=applied.flat, dice=tuple(applied.dice),
+                      lean=applied.lean(asked, rolls_twice))
+    return resolve_request(game, res, request, ctx)
 
 
 def _separate_setback(game: Game) -> bool:
