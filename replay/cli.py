@@ -16,16 +16,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 import tagparse
-from engine import Game, PartyError, RulesetError, State
+from engine import Game, RulesetError
 from engine.prompt import gm_context
 from engine.ruleset import Ruleset
 
-from .files import InputError, bundled, load_party, load_ruleset
+from .cli_io import EXIT_PROBLEMS, fail, load_chat
+from .files import InputError, bundled, load_ruleset
 from .fold import ReplayResult, replay
-from .formats import read_transcript
-from .transcript import TranscriptError
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 PROGRESS_FROM = 200  # messages; shorter replays finish before a bar would help
 
 DEMO_CHAT = "chats/demo.jsonl"
@@ -35,11 +33,6 @@ DEMO_PARTY = "parties/harrow.json"
 
 def _out() -> Console:
     return Console(soft_wrap=True, highlight=False)
-
-
-def _fail(message: str, code: int = EXIT_UNREADABLE) -> None:
-    click.echo(f"gmtags: {message}", err=True)
-    sys.exit(code)
 
 
 def _emit_json(document: Any) -> None:
@@ -59,8 +52,7 @@ def check(ruleset: str) -> None:
     try:
         game = load_ruleset(ruleset)
     except InputError as error:
-        _fail(str(error))
-        return
+        fail(str(error))
     except RulesetError as error:
         for problem in error.problems:
             click.echo(str(problem))
@@ -120,16 +112,7 @@ def run_replay(chat: str | Path, ruleset: str | Path, party: str | Path | None) 
 
 def _replayed(chat: str | Path, ruleset: str | Path,
               party: str | Path | None) -> tuple[Game, ReplayResult]:
-    try:
-        game = load_ruleset(ruleset)
-        transcript = read_transcript(chat)
-        state: State = load_party(game, party, transcript.player_name)
-    except (InputError, TranscriptError) as error:
-        _fail(str(error))
-        raise AssertionError from error  # _fail exits
-    except (RulesetError, PartyError) as error:
-        _fail("cannot load:\n" + str(error))
-        raise AssertionError from error
+    game, transcript, state = load_chat(chat, ruleset, party)
     with _progress(sum(len(s.messages) for s in transcript.sessions)) as progress:
         return game, replay(game, transcript, state, progress)
 

@@ -19,6 +19,7 @@ import click
 
 from engine import Game, PartyError, RulesetError, State
 
+from .cli_io import EXIT_UNREADABLE, fail, write_output
 from .files import InputError, load_party, load_ruleset, read_json
 from .fold import replay
 from .record import Source, read_source, record
@@ -26,7 +27,7 @@ from .regress import ChatReport, regress
 from .report import render_regress_html
 from .transcript import TranscriptError
 
-EXIT_OK, EXIT_DIFFERENCES, EXIT_UNREADABLE = 0, 1, 2
+EXIT_DIFFERENCES = 1
 INDEX = "index.json"
 CHAT_SUFFIXES = (".jsonl", ".json")
 
@@ -42,11 +43,6 @@ class Chat:
     path: Path
     ruleset: Path
     party: Path | None
-
-
-def _fail(message: str) -> None:
-    click.echo(f"gmtags: {message}", err=True)
-    sys.exit(EXIT_UNREADABLE)
 
 
 def read_chat_bytes(path: Path) -> bytes:
@@ -139,17 +135,6 @@ def _indexed(path: Path) -> list[Chat]:
     return listed
 
 
-def _write(output: str, data: bytes) -> None:
-    if output == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        return
-    try:
-        Path(output).write_bytes(data)
-    except OSError as error:
-        _fail(f"{output}: {error.strerror or error}")
-
-
 @click.command(name="record")
 @click.argument("chat", type=click.Path(dir_okay=False))
 @click.option("--ruleset", "-r", required=True, type=click.Path(dir_okay=False),
@@ -164,10 +149,9 @@ def record_command(chat: str, ruleset: str, party: str | None, output: str) -> N
         game, source, state = Loader().chat(
             Chat(Path(chat), Path(ruleset), Path(party) if party else None))
     except Unreadable as error:
-        _fail(str(error))
-        return
+        fail(str(error))
     recording = record(game, source, state)
-    _write(output, recording.data)
+    write_output(output, recording.data)
     click.echo(f"{chat}: {recording.answered} tag(s) answered in {recording.messages} "
                "message(s)", err=True)
     if recording.unwritable:
@@ -197,8 +181,7 @@ def regress_command(paths: tuple[str, ...], ruleset: str | None, party: str | No
     try:
         chats = find_chats(paths, ruleset, party)
     except Unreadable as error:
-        _fail(str(error))
-        return
+        fail(str(error))
     loader = Loader()
     reports: list[ChatReport] = []
     updated: list[str] = []
@@ -276,8 +259,7 @@ def export_state_command(chat: str, ruleset: str, party: str | None, output: str
         game, source, state = Loader().chat(
             Chat(Path(chat), Path(ruleset), Path(party) if party else None))
     except Unreadable as error:
-        _fail(str(error))
-        return
+        fail(str(error))
     final = replay(game, source.transcript, state).state
     text = json.dumps(final.to_json(), ensure_ascii=False, indent=2) + "\n"
-    _write(output, text.encode("utf-8"))
+    write_output(output, text.encode("utf-8"))
