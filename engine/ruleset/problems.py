@@ -159,19 +159,24 @@ def cross_references(ruleset: Ruleset) -> list[Problem]:
     return problems
 
 
-def _derived_problems(ruleset: Ruleset) -> list[Problem]:
-    """Derived values may read each other, but never in a cycle (evaluation must end)."""
+def referable_ids(ruleset: Ruleset) -> dict[str, set[str]]:
+    """The ids each kind of value reference may name in this ruleset."""
     sheet = ruleset.sheet
-    known = {
+    return {
         "ability_score": {a.id for a in sheet.abilities},
         "ability_mod": {a.id for a in sheet.abilities},
         "field": {f.id for f in sheet.fields},
         "derived": {d.id for d in sheet.derived},
         "pool": {p.id for p in ruleset.live.pools},
     }
+
+
+def _derived_problems(ruleset: Ruleset) -> list[Problem]:
+    """Derived values may read each other, but never in a cycle (evaluation must end)."""
+    known = referable_ids(ruleset)
     problems = []
     graph: dict[str, list[str]] = {}
-    for index, derived in enumerate(sheet.derived):
+    for index, derived in enumerate(ruleset.sheet.derived):
         graph[derived.id] = []
         for r_index, ref in enumerate(derived.of):
             target = getattr(ref, ref.kind)
@@ -181,7 +186,7 @@ def _derived_problems(ruleset: Ruleset) -> list[Problem]:
             if ref.derived is not None:
                 graph[derived.id].append(ref.derived)
     state: dict[str, int] = {}  # 1 = on the path, 2 = done
-    for index, derived in enumerate(sheet.derived):
+    for index, derived in enumerate(ruleset.sheet.derived):
         stack: list[tuple[str, Iterator[str]]] = [(derived.id, iter(graph[derived.id]))]
         if state.get(derived.id) == 2:
             continue
@@ -330,14 +335,7 @@ def value_checker(ruleset: Ruleset) -> Callable[[tuple[str | int, ...], ValueRef
                                                 list[Problem]]:
     """A check of one value reference: what it names exists, and (unless ``live_ok``) it reads
     no live state (ITM-BLOCK-15/18, ITM-GEAR-14)."""
-    sheet = ruleset.sheet
-    known = {
-        "ability_score": {a.id for a in sheet.abilities},
-        "ability_mod": {a.id for a in sheet.abilities},
-        "field": {f.id for f in sheet.fields},
-        "derived": {d.id for d in sheet.derived},
-        "pool": {p.id for p in ruleset.live.pools},
-    }
+    known = referable_ids(ruleset)
     derived_live = derived_reads_live(ruleset)
 
     def check(where: tuple[str | int, ...], ref: ValueRef, live_ok: bool) -> list[Problem]:
