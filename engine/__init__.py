@@ -8,6 +8,7 @@ from .apply import HANDLERS, apply_reply
 from .context import TurnContext
 from .dice import DiceExpr, DiceRoll, Stream, parse_dice, roll
 from .game import CatalogItem, Game, load_ruleset
+from .host import describe_bag, describe_stack, ruleset_coins, ruleset_items
 from .party import PartyError, start_state
 from .ruleset import Problem, Ruleset, RulesetError
 from .state import Character, Place, Stack, State
@@ -17,6 +18,6 @@ ENGINE_VERSION = "0.1.0"
 __all__ = [
     "ENGINE_VERSION", "HANDLERS", "Answer", "CatalogItem", "Character", "DiceExpr", "DiceRoll",
     "Game", "PartyError", "Place", "Problem", "Ruleset", "RulesetError", "Stack", "State",
-    "Stream", "TurnContext", "answer_attrs", "apply_reply", "load_ruleset", "parse_dice",
-    "roll", "start_state",
+    "Stream", "TurnContext", "answer_attrs", "apply_reply", "describe_bag", "describe_stack",
+    "load_ruleset", "parse_dice", "roll", "ruleset_coins", "ruleset_items", "start_state",
 ]

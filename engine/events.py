@@ -53,11 +53,23 @@ def event_from(payload: Mapping[str, Any], name: str | None) -> Event:
 
 
 def _events() -> dict[str, EventHandler]:
-    from . import rest, starting_gear, use  # capabilities import Event: import them late
+    from . import host, rest, starting_gear, use  # capabilities import Event: import them late
 
     return {"starting-gear": starting_gear.take,
             "use": use.use_event,
-            "rest": rest.rest_event}
+            "rest": rest.rest_event,
+            "add": host.player_add,
+            "add-coins": host.add_coins,
+            "remove": host.player_remove,
+            "split": host.split,
+            "merge": host.merge,
+            "set": host.player_set,
+            "give": host.player_give,
+            "toggle": host.toggle,
+            "equip": host.player_equip,
+            "unequip": host.player_unequip,
+            "bind": host.player_bind,
+            "unbind": host.player_unbind_event}
 
 
 def apply_event(game: Game, state: State, payload: Mapping[str, Any], name: str | None,

@@ -19,6 +19,7 @@ from .bags import (
     item_of,
     parse_count,
     resolve_who,
+    stack_limit,
     stack_matches,
     take_from_bag,
 )
@@ -44,7 +45,7 @@ def _with_bag(state: State, index: int, bag: tuple[Stack, ...]) -> State:
     return state.with_character(index, state.characters[index].model_copy(update={"bag": bag}))
 
 
-def _split_one(bag: tuple[Stack, ...], index: int, **update: bool) -> tuple[Stack, ...]:
+def split_one(bag: tuple[Stack, ...], index: int, **update: bool) -> tuple[Stack, ...]:
     """ITM-STACK-2: one item of the stack at ``index`` into a stack of its own, with
     ``update`` applied to it; the rest stays where it was."""
     stacks = list(bag)
@@ -58,15 +59,14 @@ def _split_one(bag: tuple[Stack, ...], index: int, **update: bool) -> tuple[Stac
     return tuple(stacks)
 
 
-def _settle(game: Game, state: State, bag: tuple[Stack, ...], index: int) -> tuple[Stack, ...]:
+def settle(game: Game, state: State, bag: tuple[Stack, ...], index: int) -> tuple[Stack, ...]:
     """A stack that is loose again merges back into a loose stack of the same thing, stack
     limits kept (ITM-STACK-1)."""
     stack = bag[index]
     if not stack.loose:
         return bag
     item = item_of(game, state, stack.item)
-    limit = 1 if item is not None and item.charges is not None else (
-        item.stack or DEFAULT_STACK if item is not None else DEFAULT_STACK)
+    limit = stack_limit(item) if item is not None else DEFAULT_STACK
     rest = bag[:index] + bag[index + 1:]
     if not any(s.loose and s.same_kind(stack) and s.count < limit for s in rest):
         return bag
@@ -107,7 +107,9 @@ def _pick(game: Game, state: State, character: Character, thing: Thing | None, n
     return candidates[-1] if candidates else None
 
 
-def _gear_action(verb: str) -> Handler:
+def _gear_action(verb: str, by_player: bool = False) -> Handler:
+    steps = _PLAYER_GEAR if by_player else _GEAR
+
     def handler(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, Answer]:
         block = game.ruleset.items
         if verb in ("equip", "unequip") and (block is None or not block.slots):  # ITM-CMD-1
@@ -130,7 +132,7 @@ def _gear_action(verb: str) -> Handler:
         if not held:
             return state, refused(tag, reasons.NOT_HELD, f"{character.name} has no {label}.")
         item = item_of(game, state, held[0].item)
-        return _GEAR[verb](game, state, tag, who, character, thing, name, label, item)
+        return steps[verb](game, state, tag, who, character, thing, name, label, item)
 
     handler.__name__ = verb
     handler.__doc__ = f'``[inventory: action="{verb}" item=... who=...]`` (ITM-CMD-1/2).'
@@ -158,7 +160,7 @@ def _equip(game: Game, state: State, tag: Tag, who: int, character: Character,
         return state, refused(tag, reasons.SLOTS_FULL,
                               f"{character.name} has no free {', '.join(short)} slot for "
                               f"{label}; unequip something first.")
-    bag = _split_one(character.bag, index, equipped=True)  # ITM-SLOT-2
+    bag = split_one(character.bag, index, equipped=True)  # ITM-SLOT-2
     return _with_bag(state, who, bag), accepted(
         tag, f"{character.name} equips {label}.", {"who": character.name, "item": label})
 
@@ -176,7 +178,7 @@ def _unequip(game: Game, state: State, tag: Tag, who: int, character: Character,
         return state, refused(tag, reasons.ALREADY, f"{character.name} has no {label} equipped.")
     stacks = list(character.bag)
     stacks[index] = stacks[index].model_copy(update={"equipped": False})
-    bag = _settle(game, state, tuple(stacks), index)
+    bag = settle(game, state, tuple(stacks), index)
     return _with_bag(state, who, bag), accepted(
         tag, f"{character.name} unequips {label}.", {"who": character.name, "item": label})
 
@@ -196,7 +198,7 @@ def _bind(game: Game, state: State, tag: Tag, who: int, character: Character,
         return state, refused(tag, reasons.BINDING_FULL,
                               f"{character.name} already has {bound_count(character)} of "
                               f"{most} items bound ({word}); unbind one first.")
-    bag = _split_one(character.bag, index, bound=True)
+    bag = split_one(character.bag, index, bound=True)
     text = f"{character.name} binds {label} ({word})."
     if effect_part(item, "binds").get("cursed") is True:
         text += " It is cursed: it will not let go."
@@ -206,14 +208,19 @@ def _bind(game: Game, state: State, tag: Tag, who: int, character: Character,
 
 def _unbind(game: Game, state: State, tag: Tag, who: int, character: Character,
             thing: Thing | None, name: str, label: str,
-            item: Item | None) -> tuple[State, Answer]:
-    index = _pick(game, state, character, thing, name, lambda s: s.bound)
+            item: Item | None, ends_curse: bool = True) -> tuple[State, Answer]:
+    index = _pick(game, state, character, thing, name,
+                  lambda s: s.bound and (ends_curse or not cursed_bound(game, state, s)))
     if index is None:
+        if any(s.bound for s in character.bag if stack_matches(s, thing, name)):  # ITM-BIND-3/4
+            return state, refused(tag, reasons.CURSED,
+                                  f"{label} is cursed and bound to {character.name}: only the "
+                                  "GM can end the curse.")
         return state, refused(tag, reasons.ALREADY, f"{character.name} has no {label} bound.")
     cursed = cursed_bound(game, state, character.bag[index])
     stacks = list(character.bag)
     stacks[index] = stacks[index].model_copy(update={"bound": False})
-    bag = _settle(game, state, tuple(stacks), index)
+    bag = settle(game, state, tuple(stacks), index)
     # ITM-BIND-4, OQ-11: the GM's unbind is how a curse ends.
     text = f"{character.name} unbinds {label}."
     if cursed:
@@ -222,13 +229,22 @@ def _unbind(game: Game, state: State, tag: Tag, who: int, character: Character,
                                                             "item": label, "curse_ended": cursed})
 
 
+def _player_unbind(game: Game, state: State, tag: Tag, who: int, character: Character,
+                   thing: Thing | None, name: str, label: str,
+                   item: Item | None) -> tuple[State, Answer]:
+    """ITM-BIND-3/4, OQ-11: the player's unbind never ends a curse."""
+    return _unbind(game, state, tag, who, character, thing, name, label, item, ends_curse=False)
+
+
 _GEAR: dict[str, GearStep] = {"equip": _equip, "unequip": _unequip, "bind": _bind,
                               "unbind": _unbind}
+_PLAYER_GEAR: dict[str, GearStep] = {**_GEAR, "unbind": _player_unbind}
 
 equip = _gear_action("equip")
 unequip = _gear_action("unequip")
 bind = _gear_action("bind")
 unbind = _gear_action("unbind")
+player_unbind = _gear_action("unbind", by_player=True)
 
 
 def parse_total(text: str | None) -> int | str:
@@ -304,7 +320,16 @@ def give(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, A
 
 def set_count(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, Answer]:
     """``[inventory: action="set" item=... count=<n> who=...]``: the bag holds exactly ``n``
-    of the thing afterwards — an add (carry rule, stack limits) or a remove of the difference."""
+    of the thing afterwards — an add (carry rule, stack limits) or a remove of the difference.
+    A plain item the bag does not hold yet needs ``native`` (ITM-FREE-4/5)."""
+    block = game.ruleset.items
+    return set_to(game, state, tag, plain=block is None or block.native)
+
+
+def set_to(game: Game, state: State, tag: Tag, plain: bool) -> tuple[State, Answer]:
+    """Set a bag's count of a thing (ITM-STACK-1); ``plain``: whether a name that is no ruleset
+    item and not held yet may become a plain item (the GM: ``native``, ITM-FREE-4/5; the
+    player: ``freeform``, ITM-FREE-1..3/7)."""
     named = _named(game, state, tag, "set")
     if isinstance(named, Answer):
         return state, named
@@ -326,8 +351,7 @@ def set_count(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[Sta
                                {"who": character.name, "item": label, "count": held})
     if total_wanted > held:
         if thing is None:
-            block = game.ruleset.items
-            if block is not None and not block.native and held == 0:  # ITM-FREE-4/5
+            if not plain and held == 0:  # ITM-FREE-2/4/5
                 return state, refused(tag, reasons.NOT_RULESET_ITEM,
                                       f'"{name[:80]}" is not an item of this ruleset.')
             sample = next((s for s in character.bag if stack_matches(s, thing, name)), None)

@@ -79,6 +79,8 @@ class Draft:
     values: dict[str, Any] = field(default_factory=dict)
     changes: list[str] = field(default_factory=list)
     inferred: list[str] = field(default_factory=list)
+    every_change: list[str] = field(default_factory=list)
+    """ITM-PROP-19: the player sees every change, hidden stats included."""
 
     def stat(self, stat_id: str) -> Stat | None:
         return next((s for s in self.block.stats if s.id == stat_id), None)
@@ -89,6 +91,7 @@ class Draft:
         return stat is None or stat.prompt_visible
 
     def note(self, text: str, stat_id: str | None = None) -> None:
+        self.every_change.append(text)
         if stat_id is None or self.visible(stat_id):
             self.changes.append(text)
 
@@ -679,7 +682,8 @@ def propose(game: Game, state: State, tag: Tag, name: str, count: int, who: int 
             answer = answer.model_copy(update={"notes": (*answer.notes, note,
                                                          *draft.changes)})
         return new_state, answer
-    invented = InventedItem(name=name, ref=_ref(game, state), item=item, summary=summary)
+    invented = InventedItem(name=name, ref=_ref(game, state), item=item, summary=summary,
+                            changes=(*draft.inferred, *draft.every_change))
     with_item = state.model_copy(update={"invented": (*state.invented, invented)})
     thing = Thing(name, invented.ref, None, stack_limit(item))
     report = report_text(game, invented, draft)

@@ -65,3 +65,8 @@ HELD = "held"  # ITM-NOTICE-3: a companion noticed a fake before anyone paid
 NOT_A_FAKE = "not-a-fake"  # engine, ITM-FAKE-11: reveal of an item that is what it seems
 UNKNOWN_WAY = "unknown-way"  # engine, ITM-SEE-4, OQ-62: with= names no way of revealsFakes
 ALREADY_INSPECTED = "already-inspected"  # engine, ITM-INSP-7: one attempt per character per item
+UNKNOWN_STACK = "unknown-stack"  # engine, §0.6: stack= is no position of a stack in the bag
+NOT_SAME_KIND = "not-same-kind"  # engine, ITM-STACK-1: merge of stacks of different things
+NOT_LOOSE = "not-loose"  # engine, ITM-STACK-1..3: merge of an equipped/bound/charged/on stack
+STACK_FULL = "stack-full"  # engine, ITM-STACK-1: merge into a stack already at its limit
+NO_TOGGLE = "no-toggle"  # engine, ITM-TOG-1/3: toggle of an item that has no switch

@@ -128,6 +128,7 @@ class InventedItem(StateModel):
     ref: str  # "invented/<n>": never a catalog reference (catalog ids have no such catalog)
     item: Item
     summary: str | None = None
+    changes: tuple[str, ...] = ()  # ITM-PROP-19: what was inferred and changed, for the player
 
 
 class State(StateModel):

@@ -66,7 +66,8 @@ def test_itm_rchg_7_charges_left():
     state = start_state(game, fixture_json("parties/harrow.json"))
     new, _ = answer(game, state, '[inventory: action="add" item="Wand"]')
     spent = new.characters[0].bag[-1].model_copy(update={"charges": 2})
-    assert stack_line(game, new, spent) == "- Wand [Gear] ×1 (2 of 3 charges left)"
+    assert stack_line(game, new, spent) == \
+        "- Wand [Gear] ×1 (use (Free): heals 1, 1 of 3 charges; 2 of 3 charges left)"  # USE-25
 
 
 def test_itm_cmd_4_load_slots_and_bound_items():
