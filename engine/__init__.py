@@ -8,7 +8,7 @@ from .apply import HANDLERS, apply_reply
 from .context import TurnContext
 from .dice import DiceExpr, DiceRoll, Stream, parse_dice, roll
 from .game import CatalogItem, Game, load_ruleset
-from .host import describe_bag, describe_stack, ruleset_coins, ruleset_items
+from .host import describe_bag, describe_stack, purse_summary, ruleset_coins, ruleset_items
 from .party import PartyError, start_state
 from .ruleset import Problem, Ruleset, RulesetError
 from .state import Character, Place, Stack, State
@@ -19,5 +19,6 @@ __all__ = [
     "ENGINE_VERSION", "HANDLERS", "Answer", "CatalogItem", "Character", "DiceExpr", "DiceRoll",
     "Game", "PartyError", "Place", "Problem", "Ruleset", "RulesetError", "Stack", "State",
     "Stream", "TurnContext", "answer_attrs", "apply_reply", "describe_bag", "describe_stack",
-    "load_ruleset", "parse_dice", "roll", "ruleset_coins", "ruleset_items", "start_state",
+    "load_ruleset", "parse_dice", "purse_summary", "roll", "ruleset_coins", "ruleset_items",
+    "start_state",
 ]

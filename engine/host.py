@@ -51,7 +51,15 @@ from .gear import (
     unequip,
 )
 from .layers import hidden_items, removed_coins
-from .money import coin_named, coin_thing, cost_text, purse_line
+from .money import (
+    coin_named,
+    coin_thing,
+    cost_text,
+    count_text,
+    family_coins,
+    held_coins,
+    purse_line,
+)
 from .prompt import attack_line, charges_text, effect_text, stat_text, stat_value, use_text
 from .prompt import weapon_text as weapon_parts
 from .ruleset import Item
@@ -242,6 +250,43 @@ def ruleset_coins(game: Game, state: State | None) -> list[CoinRow]:
     return [CoinRow(id=coin_id, label=info.coin.label, one=info.coin.one,
                     family=info.family.label, value=info.coin.value)
             for coin_id, info in game.coins.items() if coin_id not in removed]
+
+
+class PurseRow(HostModel):
+    """One family of a view's purse (ITM-MONEY-5)."""
+
+    family: str
+    coins: tuple[tuple[str, int], ...]  # (coin label, count), largest coin first
+    worth: int  # in the family's smallest coin
+    worth_text: str  # "432 pennies"
+
+
+def purse_summary(game: Game, state: State, who: str | None = None) -> list[PurseRow]:
+    """ITM-MONEY-5: above the stacks of a view — one character's bag, or the shared view (every
+    bag) without ``who`` — each family's visible coins and their value in its smallest coin.
+    Coins a layer takes out of the game are not shown; an empty family is left out."""
+    if who is None:
+        characters = list(state.characters)
+    else:
+        index = state.character_index(who)
+        characters = [state.characters[index]] if index is not None else []
+    removed = removed_coins(game, state)
+    rows = []
+    for family in game.ruleset.items.currencies if game.ruleset.items else []:
+        held: dict[str, int] = {}
+        for character in characters:
+            for coin, count in held_coins(character, family).items():
+                held[coin] = held.get(coin, 0) + count
+        shown = [(coin, value) for coin, value in family_coins(family)
+                 if coin not in removed and held.get(coin)]
+        if not shown:
+            continue
+        worth = sum(held[coin] * value for coin, value in shown)
+        smallest = game.coins[family_coins(family)[-1][0]]
+        rows.append(PurseRow(family=family.label,
+                             coins=tuple((game.coins[c].coin.label, held[c]) for c, _ in shown),
+                             worth=worth, worth_text=count_text(smallest, worth)))
+    return rows
 
 
 def describe_stack(game: Game, state: State, who: str | None,

@@ -486,3 +486,23 @@ def test_replay_host_events_apply_once_and_the_same_every_time() -> None:
     assert ("Grave lamp", 1) in bag_of(result.state, "Mira")
     first = json.dumps(result.to_json(), sort_keys=True)
     assert first == json.dumps(replay.replay(game, chat, state).to_json(), sort_keys=True)
+
+
+def test_itm_money_5_purse_summary_of_a_bag_and_of_the_shared_view():
+    """Each family's visible coins, largest first, and their worth in the smallest coin."""
+    from helpers import harrow, harrow_party
+
+    from engine.host import purse_summary
+
+    game = harrow()
+    state = harrow_party(game)
+    [ada] = purse_summary(game, state, "Ada")
+    assert (ada.family, ada.coins, ada.worth, ada.worth_text) == (
+        "Coin", (("crowns", 1), ("pennies", 7)), 67, "67 pennies")
+    [shared] = purse_summary(game, state)
+    assert shared.coins == (("crowns", 1), ("shillings", 4), ("pennies", 7))
+    assert shared.worth == 115
+    low_magic = state.model_copy(update={"layers": ("low-magic",)})  # takes crowns out
+    [shown] = purse_summary(game, low_magic, "Ada")
+    assert shown.coins == (("pennies", 7),) and shown.worth_text == "7 pennies"
+    assert purse_summary(game, state, "Nobody") == []
