@@ -20,7 +20,7 @@ from engine import Game, RulesetError
 from engine.prompt import gm_context
 from engine.ruleset import Ruleset
 
-from .cli_io import EXIT_PROBLEMS, fail, load_chat
+from .cli_io import EXIT_PROBLEMS, chat_arguments, fail, load_chat
 from .files import InputError, bundled, load_ruleset
 from .fold import ReplayResult, replay
 
@@ -146,11 +146,7 @@ def _print_text(result: ReplayResult) -> None:
 
 
 @main.command(name="replay")
-@click.argument("chat", type=click.Path(dir_okay=False))
-@click.option("--ruleset", "-r", required=True, type=click.Path(dir_okay=False),
-              help="The ruleset JSON file.")
-@click.option("--party", "-p", type=click.Path(dir_okay=False),
-              help="A party file or an exported state (default: one character).")
+@chat_arguments
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 def replay_command(chat: str, ruleset: str, party: str | None, fmt: str) -> None:
@@ -163,11 +159,7 @@ def replay_command(chat: str, ruleset: str, party: str | None, fmt: str) -> None
 
 
 @main.command(name="prompt")
-@click.argument("chat", type=click.Path(dir_okay=False))
-@click.option("--ruleset", "-r", required=True, type=click.Path(dir_okay=False),
-              help="The ruleset JSON file.")
-@click.option("--party", "-p", type=click.Path(dir_okay=False),
-              help="A party file or an exported state (default: one character).")
+@chat_arguments
 def prompt_command(chat: str, ruleset: str, party: str | None) -> None:
     """Print what the GM would be shown next after CHAT: instructions, INVENTORY, MARKET and
     the last answers — the truth included (the source's "Peek Prompt", ITM-FAKE-21)."""

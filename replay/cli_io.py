@@ -4,8 +4,9 @@ standard error, loading a chat with its ruleset and party, and writing output.""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -16,6 +17,18 @@ from .formats import read_transcript
 from .transcript import Transcript, TranscriptError
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def chat_arguments(command: Command) -> Command:
+    """The ``CHAT --ruleset R [--party P]`` every command that replays a chat takes."""
+    command = click.option("--party", "-p", type=click.Path(dir_okay=False),
+                           help="A party file or an exported state (default: one character)."
+                           )(command)
+    command = click.option("--ruleset", "-r", required=True, type=click.Path(dir_okay=False),
+                           help="The ruleset JSON file.")(command)
+    return click.argument("chat", type=click.Path(dir_okay=False))(command)
 
 
 def fail(message: str, code: int = EXIT_UNREADABLE) -> NoReturn:

@@ -19,7 +19,7 @@ import click
 
 from engine import Game, PartyError, RulesetError, State
 
-from .cli_io import EXIT_UNREADABLE, fail, write_output
+from .cli_io import EXIT_UNREADABLE, chat_arguments, fail, write_output
 from .files import InputError, load_party, load_ruleset, read_json
 from .fold import replay
 from .record import Source, read_source, record
@@ -136,11 +136,7 @@ def _indexed(path: Path) -> list[Chat]:
 
 
 @click.command(name="record")
-@click.argument("chat", type=click.Path(dir_okay=False))
-@click.option("--ruleset", "-r", required=True, type=click.Path(dir_okay=False),
-              help="The ruleset JSON file.")
-@click.option("--party", "-p", type=click.Path(dir_okay=False),
-              help="A party file or an exported state (default: one character).")
+@chat_arguments
 @click.option("--output", "-o", default="-", show_default=True,
               help="Where to write the recorded chat (- for standard output).")
 def record_command(chat: str, ruleset: str, party: str | None, output: str) -> None:
@@ -246,11 +242,7 @@ def _print_reports(reports: list[ChatReport], updated: list[str], strict: bool) 
 
 
 @click.command(name="export-state")
-@click.argument("chat", type=click.Path(dir_okay=False))
-@click.option("--ruleset", "-r", required=True, type=click.Path(dir_okay=False),
-              help="The ruleset JSON file.")
-@click.option("--party", "-p", type=click.Path(dir_okay=False),
-              help="A party file or an exported state (default: one character).")
+@chat_arguments
 @click.option("--output", "-o", default="-", show_default=True,
               help="Where to write the state (- for standard output).")
 def export_state_command(chat: str, ruleset: str, party: str | None, output: str) -> None:

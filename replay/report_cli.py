@@ -6,16 +6,12 @@ from pathlib import Path
 
 import click
 
-from .cli_io import load_chat, write_output
+from .cli_io import chat_arguments, load_chat, write_output
 from .report import report_html
 
 
 @click.command(name="report")
-@click.argument("chat", type=click.Path(dir_okay=False))
-@click.option("--ruleset", "-r", required=True, type=click.Path(dir_okay=False),
-              help="The ruleset JSON file.")
-@click.option("--party", "-p", type=click.Path(dir_okay=False),
-              help="A party file or an exported state (default: one character).")
+@chat_arguments
 @click.option("--output", "-o", default="-", show_default=True,
               help="Where to write the HTML page (- for standard output).")
 @click.option("--title", help="The page title (default: the chat's file name).")
