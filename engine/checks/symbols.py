@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from ..dice import Stream
@@ -75,7 +76,8 @@ def resolve(res: SymbolResolution, request: Request, stream: Stream,
     upgraded = (clamp(upgrade_tag, 0, opposing)
                 if res.difficulty.upgrade is not None and upgrade_tag is not None else 0)
     bonus = whole(attrs.get("bonus")) or 0
-    signed = request.flat + bonus  # CHK-SYM-A6, CHK-SYM-21
+    # CHK-SYM-16/A6, CHK-SYM-21: the skill's own sheet bonus, modifiers and bonus= add up first
+    signed = math.floor(request.own_bonus) + request.flat + bonus
     boost = min(max(signed, 0), res.boost.max) if res.boost else 0
     separate = max(0, whole(attrs.get("setback")) or 0) if separate_setback else 0  # CHK-SYM-22/28
     setback = kept_separate = 0
