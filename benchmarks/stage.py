@@ -3,7 +3,11 @@
 Prints, per chat length:
 - ``prepare``: the stage's own work for one more reply with a warm snapshot cache (read the
   messages, find the longest cached prefix, fold what is new, write the GM section), p50 in ms;
-  goal: flat — 10,000 turns within 1.5x of 10 turns.
+  goal: flat — 10,000 turns within 1.5x of 10 turns. Each new reply pays a penny: once the
+  purse is empty (long before 1,000 turns) it is refused and the state stays the same object,
+  so the GM section is remembered whole.
+- ``changing``: the same, with new replies that hand a torch from Ada to Bram and back, so
+  every reply makes a new state and only the lines of its changed stacks are written again.
 - ``added``: the proxy's added latency over calling the fake model directly with the same body
   (real HTTP on loopback, one client, keep-alive), p50 in ms; goal: under 5 ms at 1,000 turns.
 
@@ -36,6 +40,10 @@ from replay.stage.app import GameFolder, StageConfig, build_app, load_game, prep
 SIZES = (10, 1_000, 10_000)
 ROUNDS = {10: 60, 1_000: 60, 10_000: 20}
 REPLY = 'The innkeeper nods. [inventory: action="pay" amount="1 penny" who="Ada"] Rain falls.'
+SWAPS = ['Ada hands Bram a torch. [inventory: action="give" item="Torch" who="Ada" '
+         'to="Bram the Quiet"]',
+         'Bram hands it back. [inventory: action="give" item="Torch" who="Bram the Quiet" '
+         'to="Ada"]']
 TAGGED = [
     'You find a torch. [inventory: action="add" item="Torch" who="Ada"]',
     "The road winds on past the old mill while Bram watches the treeline for movement.",
@@ -78,19 +86,25 @@ def p50(values: list[float]) -> float:
     return statistics.median(values) * 1000
 
 
-def measure(folder: GameFolder, model_url: str, turns: int) -> tuple[float, float]:
-    # The fold itself, in process, warm: each round adds one more reply to the chat.
+def prepare_p50(folder: GameFolder, turns: int, replies: list[str]) -> float:
+    """The fold itself, in process, warm: each round adds one more reply to the chat."""
     cache = SnapshotCache(MemoryStore())
     messages = chat(turns)
     prepare(folder, cache, {"messages": [*messages, {"role": "user", "content": "go"}]})
     prepared: list[float] = []
     for round_ in range(ROUNDS[turns]):
         messages += [{"role": "user", "content": f"more {round_}"},
-                     {"role": "assistant", "content": REPLY}]
+                     {"role": "assistant", "content": replies[round_ % len(replies)]}]
         body = {"messages": [*messages, {"role": "user", "content": "go"}]}
         started = time.perf_counter()
         prepare(folder, cache, body)
         prepared.append(time.perf_counter() - started)
+    return p50(prepared)
+
+
+def measure(folder: GameFolder, model_url: str, turns: int) -> tuple[float, float, float]:
+    prepared = prepare_p50(folder, turns, [REPLY])
+    changing = prepare_p50(folder, turns, SWAPS)
     # The proxy over HTTP against the model directly, same bodies, warm cache.
     config = StageConfig(upstream=model_url + "/v1", games={"harrow": folder},
                          store=MemoryStore())
@@ -114,19 +128,21 @@ def measure(folder: GameFolder, model_url: str, turns: int) -> tuple[float, floa
                         json=body).raise_for_status()
             proxied.append(time.perf_counter() - started)
     added = [p - d for p, d in zip(proxied, direct, strict=True)]
-    return p50(prepared), p50(added)
+    return prepared, changing, p50(added)
 
 
 def main() -> None:
     root = Path(__file__).resolve().parent.parent
     folder = load_game(_game_folder(root))
     model_url = fake_model()
-    print(f"{'turns':>7}  {'prepare p50 ms':>14}  {'vs 10 turns':>11}  {'added p50 ms':>12}")
-    base = None
+    print(f"{'turns':>7}  {'prepare p50 ms':>14}  {'vs 10 turns':>11}  "
+          f"{'changing p50 ms':>15}  {'vs 10 turns':>11}  {'added p50 ms':>12}")
+    base: tuple[float, float] | None = None
     for turns in SIZES:
-        prepared, added = measure(folder, model_url, turns)
-        base = base or prepared
-        print(f"{turns:>7}  {prepared:>14.2f}  {prepared / base:>10.2f}x  {added:>12.2f}")
+        prepared, changing, added = measure(folder, model_url, turns)
+        base = base or (prepared, changing)
+        print(f"{turns:>7}  {prepared:>14.2f}  {prepared / base[0]:>10.2f}x  "
+              f"{changing:>15.2f}  {changing / base[1]:>10.2f}x  {added:>12.2f}")
 
 
 def _game_folder(root: Path) -> Path:

@@ -396,13 +396,38 @@ def bearer_lines(game: Game, state: State, character: Character) -> list[str]:
     return lines
 
 
-def inventory_block(game: Game, state: State) -> str:
+class StackLines:
+    """:func:`stack_line`, remembered per stack for a caller that renders the same state many
+    times over (the stage, once per request). A stack's line depends only on the game, the
+    stack and the items its ``item`` and ``shows_as`` name, all immutable, so a line is reused
+    only when those are the very same objects. At most ``size`` lines; then it starts over."""
+
+    def __init__(self, size: int = 16_384) -> None:
+        self.size = size
+        self._lines: dict[int, tuple[Game, Stack, Item | None, Item | None, str]] = {}
+
+    def __call__(self, game: Game, state: State, stack: Stack) -> str:
+        item = item_of(game, state, stack.item)
+        shown = item_of(game, state, stack.shows_as) if stack.shows_as is not None else None
+        found = self._lines.get(id(stack))
+        if (found is not None and found[1] is stack and found[0] is game and found[2] is item
+                and found[3] is shown):
+            return found[4]
+        line = stack_line(game, state, stack)
+        if len(self._lines) >= self.size:
+            self._lines.clear()
+        self._lines[id(stack)] = (game, stack, item, shown, line)
+        return line
+
+
+def inventory_block(game: Game, state: State, lines_of: StackLines | None = None) -> str:
     """The INVENTORY block: every bag (the player's always listed), stacks and purse."""
+    line = stack_line if lines_of is None else lines_of
     lines = ["INVENTORY"]
     for character in state.characters:
         lines.append(f"{character.name} ({purse_line(game, character, state)}):")
         lines += bearer_lines(game, state, character)
-        lines += [stack_line(game, state, s) for s in character.bag if s.coin is None]
+        lines += [line(game, state, s) for s in character.bag if s.coin is None]
         if not any(s.coin is None for s in character.bag):
             lines.append("- nothing")
     return "\n".join(lines)
@@ -419,8 +444,10 @@ def last_answers_block(answers: Sequence[Answer]) -> str:
     return "\n".join(lines)
 
 
-def gm_context(game: Game, state: State, last_answers: Sequence[Answer] = ()) -> str:
-    """The whole GM section for the next prompt, blocks separated by blank lines."""
-    blocks = [instructions(game), inventory_block(game, state), market_block(game, state),
-              last_answers_block(last_answers)]
+def gm_context(game: Game, state: State, last_answers: Sequence[Answer] = (),
+               lines_of: StackLines | None = None) -> str:
+    """The whole GM section for the next prompt, blocks separated by blank lines
+    (``lines_of``: remembered stack lines to reuse, see :class:`StackLines`)."""
+    blocks = [instructions(game), inventory_block(game, state, lines_of),
+              market_block(game, state), last_answers_block(last_answers)]
     return "\n\n".join(block for block in blocks if block)

@@ -14,11 +14,13 @@ import json
 import logging
 import re
 import socket
-from collections.abc import AsyncIterator, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from starlette.applications import Starlette
@@ -27,8 +29,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from engine import Game, PartyError, RulesetError, State
-from engine.prompt import gm_context
+from engine import Answer, Game, PartyError, RulesetError, State
+from engine.prompt import StackLines, gm_context
 
 from ..cache import FoldOutcome, SnapshotCache, Store, fold_turns
 from ..files import InputError, load_party, load_ruleset, read_json
@@ -38,6 +40,7 @@ from ..transcript import TranscriptError
 from .answering import AnswerMode, ReplyStream
 
 log = logging.getLogger("gmtags.stage")
+T = TypeVar("T")
 
 GAME_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 SECTION_BEGIN = "=== gmtags: game state (written by gmtags, not by the player) ==="
@@ -50,6 +53,38 @@ DROPPED_HEADERS = frozenset({
 })
 
 
+class GmSection:
+    """The delimited GM section of one game's prompts, remembered between requests.
+
+    Whole sections per state: a regenerated reply folds to the very state object the snapshot
+    cache keeps parsed, and its section is the same text when the last answers are equal. And
+    each stack's line (:class:`engine.prompt.StackLines`): the next reply's state keeps most of
+    the last state's stacks as they were, so only the lines of changed stacks are written.
+    """
+
+    def __init__(self, game: Game, states: int = 64) -> None:
+        self.game = game
+        self.states = states
+        self.lines = StackLines()
+        self._texts: OrderedDict[int, tuple[State, tuple[Answer, ...], str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, state: State, last_answers: Sequence[Answer]) -> str:
+        answers = tuple(last_answers)
+        with self._lock:
+            found = self._texts.get(id(state))
+        if found is not None and found[0] is state and found[1] == answers:
+            return found[2]
+        text = "\n".join([SECTION_BEGIN, gm_context(self.game, state, answers, self.lines),
+                          SECTION_END])
+        with self._lock:
+            self._texts[id(state)] = (state, answers, text)
+            self._texts.move_to_end(id(state))
+            while len(self._texts) > self.states:
+                self._texts.popitem(last=False)
+        return text
+
+
 @dataclass(frozen=True)
 class GameFolder:
     """One game the stage serves: its ruleset, its start state and its options."""
@@ -59,6 +94,10 @@ class GameFolder:
     start: State
     answers: AnswerMode = "inline"
     continue_replies: bool = True
+    section: GmSection = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "section", GmSection(self.game))
 
 
 def load_game(folder: Path) -> GameFolder:
@@ -125,8 +164,7 @@ def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any]) -> P
         before = turns[-1].text
         turns = turns[:-1]
     outcome = fold_turns(folder.game, folder.start, turns, cache)
-    section = "\n".join([SECTION_BEGIN, gm_context(folder.game, outcome.snapshot.state,
-                                                   outcome.snapshot.last_answers), SECTION_END])
+    section = folder.section(outcome.snapshot.state, outcome.snapshot.last_answers)
     leading = 0
     while leading < len(messages) and isinstance(messages[leading], dict) and messages[
             leading].get("role") in ("system", "developer"):
@@ -230,16 +268,11 @@ def build_app(config: StageConfig) -> Starlette:
 
     async def _whole(request: Request, prepared: Prepared, stream: ReplyStream,
                      headers: dict[str, str]) -> Response:
-        call = asyncio.ensure_future(client.post(f"{upstream}/chat/completions",
-                                                 json=prepared.body, headers=headers))
-        gone = asyncio.ensure_future(_disconnected(request))
-        done, _ = await asyncio.wait({call, gone}, return_when=asyncio.FIRST_COMPLETED)
-        if call not in done:
-            call.cancel()  # the client went away: so does the request to the model
-            return Response(status_code=499)
-        gone.cancel()
         try:
-            reply = call.result()
+            reply = await _unless_gone(request, client.post(
+                f"{upstream}/chat/completions", json=prepared.body, headers=headers))
+        except ClientGone:
+            return Response(status_code=499)
         except httpx.HTTPError as failure:
             return _upstream_failure(failure)
         if reply.status_code != 200:
@@ -261,7 +294,11 @@ def build_app(config: StageConfig) -> Starlette:
         upstream_request = client.build_request("POST", f"{upstream}/chat/completions",
                                                 json=prepared.body, headers=headers)
         try:
-            reply = await client.send(upstream_request, stream=True)
+            # Until the model sends its headers the client's hanging up is watched here; then
+            # StreamingResponse watches it and cancels _relay, which closes the model's stream.
+            reply = await _unless_gone(request, client.send(upstream_request, stream=True))
+        except ClientGone:
+            return Response(status_code=499)
         except httpx.HTTPError as failure:
             return _upstream_failure(failure)
         if reply.status_code != 200:
@@ -286,11 +323,33 @@ def build_app(config: StageConfig) -> Starlette:
     return Starlette(routes=routes, lifespan=lifespan)
 
 
+class ClientGone(Exception):
+    """The client hung up before the model answered."""
+
+
 async def _disconnected(request: Request) -> None:
     while True:
         message = await request.receive()
         if message["type"] == "http.disconnect":
             return
+
+
+async def _unless_gone(request: Request, work: Coroutine[Any, Any, T]) -> T:
+    """``work``'s result, unless the client hangs up first: then ``work`` (the request to the
+    model) is cancelled, and has finished cancelling, before :class:`ClientGone` is raised.
+    The request's body must have been read: what ``receive`` gives after it is the hang-up."""
+    call = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        done, _ = await asyncio.wait({call, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (call, gone):
+            if not task.done():
+                task.cancel()
+        await asyncio.wait({call, gone})  # a cancelled call has closed its connection
+    if call not in done:
+        raise ClientGone
+    return call.result()
 
 
 def _sse(document: Mapping[str, Any]) -> bytes:

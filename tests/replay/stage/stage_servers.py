@@ -2,10 +2,13 @@
 
 The fake model answers with the reply scripted for the last player message and streams it in
 random chunk splits (seeded by the request, so a run is reproducible) that cut tags anywhere.
+It can also hold a request (``hold``) and report, through thread events, when it started holding
+and when it saw its caller go away.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import random
@@ -16,7 +19,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import pytest
@@ -32,6 +35,7 @@ from replay.stage.app import StageConfig, build_app, load_games
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "fixtures"
 DEFAULT_REPLY = "The road goes on."
+Hold = Literal["request", "stream"]
 
 
 def bound_socket() -> socket.socket:
@@ -91,6 +95,11 @@ class FakeModel:
     headers: list[dict[str, str]] = field(default_factory=list)
     fail: tuple[int, str] | None = None
     server: ServerThread | None = None
+    # "request": answer nothing until the caller hangs up; "stream": send the headers and the
+    # first piece of the reply, then nothing more until the stream is cancelled.
+    hold: Hold | None = None
+    held: threading.Event = field(default_factory=threading.Event)  # a request is being held
+    released: threading.Event = field(default_factory=threading.Event)  # ... and its caller left
 
     @property
     def url(self) -> str:
@@ -107,6 +116,12 @@ class FakeModel:
             body = await request.json()
             self.requests.append(body)
             self.headers.append(dict(request.headers))
+            if self.hold == "request":
+                self.held.set()
+                while (await request.receive())["type"] != "http.disconnect":
+                    pass  # the body is read: the next message is the caller hanging up
+                self.released.set()
+                return Response(status_code=499)
             if self.fail is not None:
                 status, message = self.fail
                 return JSONResponse({"error": {"message": message, "type": "fake"}},
@@ -124,6 +139,15 @@ class FakeModel:
                 first = {**base, "choices": [{"index": 0, "delta": {"role": "assistant"},
                                               "finish_reason": None}]}
                 yield f"data: {json.dumps(first)}\n\n".encode()
+                if self.hold == "stream":
+                    opening = {**base, "choices": [{"index": 0, "delta": {"content": text[:4]},
+                                                    "finish_reason": None}]}
+                    yield f"data: {json.dumps(opening)}\n\n".encode()
+                    self.held.set()
+                    try:
+                        await asyncio.Event().wait()  # until the response is cancelled
+                    finally:
+                        self.released.set()
                 for piece in chunks(text, seed):
                     chunk = {**base, "choices": [{"index": 0, "delta": {"content": piece},
                                                   "finish_reason": None}]}
@@ -156,6 +180,9 @@ def model(fake_model: FakeModel) -> Iterator[FakeModel]:
     fake_model.requests.clear()
     fake_model.headers.clear()
     fake_model.fail = None
+    fake_model.hold = None
+    fake_model.held.clear()
+    fake_model.released.clear()
     yield fake_model
 
 

@@ -1,0 +1,120 @@
+"""The stage's remembered GM section (issue 12: a reply's cost must not grow with the chat).
+
+``GmSection`` keeps whole sections per state and ``engine.prompt.StackLines`` each stack's line;
+both must give exactly the text of ``gm_context`` written from scratch (DESIGN.md "Interfaces":
+the GM section; spec/items.md ITM-SHOW-3..7 for the stack lines).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from helpers import answer, fixture_json, harrow, harrow_party
+
+from engine import Answer, Game, State, load_ruleset, start_state
+from engine.prompt import StackLines, gm_context, inventory_block, stack_line
+from replay.cache import MemoryStore, SnapshotCache
+from replay.stage.app import SECTION_BEGIN, SECTION_END, GameFolder, prepare
+
+TAGS = [
+    'Found. [inventory: action="add" item="Torch" count="2" who="Ada"]',
+    'Paid. [inventory: action="pay" amount="3 pennies" who="Ada"]',
+    'A coil. [inventory: action="add" item="Rope" who="Bram the Quiet"]',
+    'Dropped. [inventory: action="remove" item="Torch" who="Ada"]',
+    'Handed over. [inventory: action="give" item="Rope" who="Bram the Quiet" to="Ada"]',
+    "Nothing happens.",
+    'Bad. [inventory: action="pay" amount="900 crowns" who="Ada"]',
+]
+
+
+def written(game: Game, state: State, answers: tuple[Answer, ...]) -> str:
+    """The section as the stage wrote it before anything was remembered."""
+    return "\n".join([SECTION_BEGIN, gm_context(game, state, answers), SECTION_END])
+
+
+@pytest.fixture(scope="module")
+def game() -> Game:
+    return harrow()
+
+
+def test_the_remembered_section_is_the_written_one_request_after_request(game: Game) -> None:
+    folder = GameFolder("harrow", game, harrow_party(game))
+    cache = SnapshotCache(MemoryStore())
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "GM of Harrow Vale."}]
+    for index in range(3 * len(TAGS)):
+        messages += [{"role": "user", "content": f"turn {index}"},
+                     {"role": "assistant", "content": TAGS[index % len(TAGS)]}]
+        for regenerated in (False, True):  # the same request twice: a swipe
+            body = {"messages": [*messages, {"role": "user", "content": "go"}]}
+            sent = prepare(folder, cache, body).body["messages"]
+            snapshot = prepare(folder, SnapshotCache(MemoryStore()), body).outcome.snapshot
+            assert sent[1]["content"] == written(game, snapshot.state, snapshot.last_answers), (
+                index, regenerated)
+
+
+def test_a_state_seen_again_gets_the_same_text_but_other_answers_do_not(game: Game) -> None:
+    start = harrow_party(game)
+    folder = GameFolder("harrow", game, start)
+    state, answers = answer(game, start, TAGS[0])
+    first = folder.section(state, answers)
+    assert folder.section(state, list(answers)) is first  # remembered, not written again
+    other = folder.section(state, ())
+    assert other == written(game, state, ())
+    assert other != first and "LAST ANSWERS" in first and "LAST ANSWERS" not in other
+
+
+def test_at_most_the_configured_number_of_sections_is_kept(game: Game) -> None:
+    start = harrow_party(game)
+    folder = GameFolder("harrow", game, start)
+    folder.section.states = 2
+    states = [start]
+    for tag in TAGS[:4]:
+        states.append(answer(game, states[-1], tag)[0])
+    for state in states:
+        assert folder.section(state, ()) == written(game, state, ())
+    assert len(folder.section._texts) == 2
+
+
+def test_stack_lines_equal_stack_line_for_each_game_that_renders_the_stack() -> None:
+    harrow_game = harrow()
+    state = harrow_party(harrow_game)
+    other = load_ruleset(fixture_json("rulesets/harrow.json"))  # an equal game, not the same
+    lines = StackLines()
+    for game in (harrow_game, other, harrow_game):
+        for character in state.characters:
+            for stack in character.bag:
+                assert lines(game, state, stack) == stack_line(game, state, stack)
+    assert inventory_block(harrow_game, state, lines) == inventory_block(harrow_game, state)
+
+
+def test_itm_prop_1_the_same_stack_with_another_invented_item_gets_a_new_line() -> None:
+    game = load_ruleset(fixture_json("rulesets/ember-roads.json"))
+    start = start_state(game, fixture_json("parties/ember-roads.json"))
+    plain, answers = answer(game, start, '[inventory: action="add" item="Ember brooch" '
+                                         'category="gear" worn="+1 Sway" who="Juno"]')
+    storied, more = answer(game, start, '[inventory: action="add" item="Ember brooch" '
+                                        'category="gear" rarity="storied" worn="+1 Sway" '
+                                        'who="Juno"]')
+    assert answers[0].ok and more[0].ok
+    brooch = next(s for c in plain.characters for s in c.bag if s.item == "invented/1")
+    # The very same stack object, now naming another invented item under the same reference.
+    mixed = plain.model_copy(update={"invented": storied.invented})
+    lines = StackLines()
+    before = lines(game, plain, brooch)
+    after = lines(game, mixed, brooch)
+    assert before == stack_line(game, plain, brooch) and "[Gear]" in before
+    assert after == stack_line(game, mixed, brooch) and "[Gear, Storied]" in after
+
+
+def test_stack_lines_keep_at_most_their_size_and_stay_right(game: Game) -> None:
+    state = harrow_party(game)
+    for tag in TAGS[:3]:
+        state = answer(game, state, tag)[0]
+    stacks = [s for c in state.characters for s in c.bag]
+    assert len(stacks) > 3
+    lines = StackLines(size=3)
+    for _ in range(2):
+        for stack in stacks:
+            assert lines(game, state, stack) == stack_line(game, state, stack)
+            assert len(lines._lines) <= 3
