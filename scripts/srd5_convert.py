@@ -204,18 +204,7 @@ def mundane_entries(srd: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any
         weight = _number(fields["weight"])
         if weight and category not in UNCARRIED_CATEGORIES and ident not in LIVESTOCK:
             stats["weight"] = weight
-        if fields["weapon"]:
-            tags, weapon_stats, slots = _weapon_parts(fields["weapon"], weapons[fields["weapon"]],
-                                                      properties.get(fields["weapon"], []))
-            item["tags"] = sorted({*item["tags"], *tags})
-            stats.update(weapon_stats)
-            item["slots"] = slots
-        if fields["armor"]:
-            stats.update(_armor_stats(armors[fields["armor"]]))
-            item["slots"] = {"body": 1}
-        if category == "shield":
-            stats["ac_bonus"] = 2
-            item["slots"] = {"hands": 1}
+        _add_gear_parts(item, stats, fields, weapons, armors, properties)
         if stats:
             item["stats"] = stats
         worn = _stealth_worn(stats)
@@ -227,6 +216,24 @@ def mundane_entries(srd: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any
         entry = _entry(ident, fields["name"], fields["desc"], item)
         (equipment if category in EQUIPMENT else gear).append(entry)
     return equipment, gear
+
+
+def _add_gear_parts(item: dict[str, Any], stats: dict[str, Any], fields: dict[str, Any],
+                    weapons: dict[Any, Any], armors: dict[Any, Any],
+                    properties: dict[Any, Any]) -> None:
+    """What a weapon, an armour or a shield adds to an entry (mundane or magic alike)."""
+    if fields["weapon"]:
+        tags, weapon_stats, slots = _weapon_parts(fields["weapon"], weapons[fields["weapon"]],
+                                                  properties.get(fields["weapon"], []))
+        item["tags"] = sorted({*item["tags"], *tags})
+        stats.update(weapon_stats)
+        item["slots"] = slots
+    if fields["armor"]:
+        stats.update(_armor_stats(armors[fields["armor"]]))
+        item["slots"] = {"body": 1}
+    if fields["category"] == "shield":
+        stats["ac_bonus"] = 2
+        item["slots"] = {"hands": 1}
 
 
 PLUS = re.compile(r"\(\+(\d)\)|^\+(\d) ")
@@ -250,18 +257,7 @@ def magic_entries(srd: Path) -> list[dict[str, Any]]:
         weight = _number(fields["weight"])
         if weight:
             stats["weight"] = weight
-        if fields["weapon"]:
-            tags, weapon_stats, slots = _weapon_parts(fields["weapon"], weapons[fields["weapon"]],
-                                                      properties.get(fields["weapon"], []))
-            item["tags"] = sorted({*item["tags"], *tags})
-            stats.update(weapon_stats)
-            item["slots"] = slots
-        if fields["armor"]:
-            stats.update(_armor_stats(armors[fields["armor"]]))
-            item["slots"] = {"body": 1}
-        if category == "shield":
-            stats["ac_bonus"] = 2
-            item["slots"] = {"hands": 1}
+        _add_gear_parts(item, stats, fields, weapons, armors, properties)
         plus = PLUS.search(fields["name"])
         if plus and (fields["weapon"] or fields["armor"] or category in EQUIPMENT):
             stats["magic_bonus"] = int(plus.group(1) or plus.group(2))
