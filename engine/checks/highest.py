@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from ..dice import Stream
 from ..ruleset.resolution import HighestResolution
-from .request import Request, Rolled, clamp, dc_from, whole
+from .request import Request, Rolled, clamp, dc_from, pool_dice, whole
 
 
 def resolve(res: HighestResolution, request: Request, stream: Stream) -> Rolled | None:
     """CHK-HIGH-A1..A12; None when the check names no difficulty and no tiers read a total."""
     attrs = request.attrs
     sides = res.die.sides
-    bonus = whole(attrs.get("bonus"))
-    situational = res.situational_dice
-    b = clamp(bonus, situational.min, situational.max) if situational and bonus is not None else 0
-    light = clamp(int(request.sheet) + request.flat + b + request.bought_dice,
-                  res.pool.min, res.pool.max)  # CHK-HIGH-A1, OQ-CHK-28
+    # CHK-HIGH-A1, OQ-CHK-28
+    light, b = pool_dice(request, res.situational_dice, res.pool.min, res.pool.max)
     keep = res.keep
     dark_tag = whole(attrs.get("dark"))
     dark = clamp(dark_tag, 0, res.dark.max) if res.dark and dark_tag is not None else 0

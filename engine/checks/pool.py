@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..dice import Stream
 from ..ruleset.resolution import FaceRule, PoolResolution, RerollRule
-from .request import Critical, Request, Rolled, clamp, ladder_step, whole
+from .request import Critical, Request, Rolled, clamp, ladder_step, pool_dice, whole
 
 MAX_REROLLS = 100  # CHK-POOL-29
 
@@ -40,11 +40,8 @@ def resolve(res: PoolResolution, request: Request, stream: Stream) -> Rolled:
     """CHK-POOL-A1..A21."""
     attrs = request.attrs
     sides = res.die.sides
-    bonus = whole(attrs.get("bonus"))
-    situational = res.situational_dice
-    b = clamp(bonus, situational.min, situational.max) if situational and bonus is not None else 0
-    size = clamp(int(request.sheet) + request.flat + b + request.bought_dice,
-                 res.pool.min, res.pool.max)  # CHK-POOL-A4, OQ-CHK-19
+    # CHK-POOL-A4, OQ-CHK-19
+    size, b = pool_dice(request, res.situational_dice, res.pool.min, res.pool.max)
     top = dc_max(res)
     step = ladder_step(res.difficulty_ladder, attrs.get("difficulty"))  # CHK-POOL-A6
     dc = whole(attrs.get("dc"))

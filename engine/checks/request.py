@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from ..dice import DiceExpr
-from ..ruleset.resolution import DcStep, EntryCheck, RerollRule
+from ..ruleset.resolution import DcStep, EntryCheck, Range, RerollRule
 from ..sheet import SheetView
 
 CheckKind = Literal["skill", "save", "ability"]
@@ -38,6 +38,20 @@ def whole(text: str | None) -> int | None:
 
 def clamp(value: int, low: int, high: int) -> int:
     return min(max(value, low), high)
+
+
+def pool_dice(request: Request, situational: Range | None, low: int,
+              high: int) -> tuple[int, int]:
+    """How many dice a pool rolls: the sheet number, modifiers, the ``bonus=`` dice (clamped to
+    ``situationalDice``, CHK-TAG-4) and bought dice, clamped to the pool's limits; and the
+    bonus dice used (for the record)."""
+    bonus = whole(request.attrs.get("bonus"))
+    used = 0
+    if situational is not None and bonus is not None:
+        used = clamp(bonus, situational.min, situational.max)
+    size = clamp(int(request.sheet) + request.flat + used + request.bought_dice,
+                 low, high)
+    return size, used
 
 
 def ladder_step(steps: list[S], name: str | None) -> S | None:
