@@ -34,7 +34,7 @@ from ..sheet import SheetView, ability_modifier
 from ..state import Character, State
 from . import against, highest, outcomes, pool, sum, symbols
 from .modifiers import collect
-from .request import CheckKind, Request, Rolled, whole
+from .request import CheckKind, Request, Rolled, ladder_step, whole
 
 # The attributes a check reads, in the reader's lower case (checks.md Appendix A, items.md §7.5).
 READS = frozenset({
@@ -314,8 +314,7 @@ def roll_check(game: Game, state: State, who: int, attrs: Mapping[str, str],
         bought_reroll=bought.reroll, entry=bought.entry)
     rolled = resolve_request(game, effective, request, ctx, purpose)
     if rolled is None:
-        return state, Checked(False, f"Give the {label} check a dc= or a difficulty= "
-                                     "(a step of the ladder); nothing was rolled.", {},
+        return state, Checked(False, _no_difficulty(effective, attrs, label), {},
                               reason=reasons.MISSING_DIFFICULTY)
     success, critical = rolled.success, rolled.critical
     outcome = None
@@ -350,6 +349,28 @@ def roll_check(game: Game, state: State, who: int, attrs: Mapping[str, str],
     if notices:
         text += " " + " ".join(notices)
     return new_state, Checked(True, text, record, success)
+
+
+def _no_difficulty(res: Resolution, attrs: Mapping[str, str], label: str) -> str:
+    """OQ-CHK-10/16: why a check has no difficulty, naming a value that was ignored."""
+    ignored = []
+    dc = attrs.get("dc")
+    if dc is not None and whole(dc) is None:
+        ignored.append(f'dc="{_shown(dc)}" is not a whole number')
+    difficulty = attrs.get("difficulty")
+    ladder: list[Any] = res.difficulty_ladder  # each kind has its own step type
+    if difficulty is not None and ladder_step(ladder, difficulty) is None:
+        steps = ", ".join(step.label for step in ladder)
+        ignored.append(f'difficulty="{_shown(difficulty)}" is not a step of the ladder'
+                       + (f" ({steps})" if steps else " (this ruleset has none)"))
+    why = f"{'; '.join(ignored)}. " if ignored else ""
+    return (f"{why}Give the {label} check a dc= or a difficulty= (a step of the ladder); "
+            "nothing was rolled.")
+
+
+def _shown(value: str, most: int = 40) -> str:
+    """A value the model wrote, cut short for an answer."""
+    return value if len(value) <= most else value[:most - 1] + "…"
 
 
 def resolve_request(game: Game, res: Resolution, request: Request, ctx: TurnContext,

@@ -479,3 +479,18 @@ def test_any_attribute_values_are_answered_never_raised(name: str, attrs: dict[s
     if answer.ok:
         assert len(answer.record["rolls"]) <= 200
         assert isinstance(answer.record["success"], bool)
+
+
+@pytest.mark.parametrize(("tag", "said"), [
+    ('skill="climb"', "Give the Climb check a dc= or a difficulty="),
+    ('skill="climb" dc="999999d999999"', 'dc="999999d999999" is not a whole number. Give'),
+    ('skill="climb" dc="' + "9" * 60 + 'x"', 'dc="' + "9" * 39 + '…" is not a whole number'),
+    ('skill="climb" difficulty="Impossible"',
+     'difficulty="Impossible" is not a step of the ladder (Easy, Hard). Give'),
+])
+def test_oq_chk_16_missing_difficulty_names_the_value_it_ignored(tag: str, said: str) -> None:
+    """OQ-CHK-10/16: a dc= that is not a whole number, or a difficulty= that is not a step,
+    is ignored as if absent; the refusal says which value was ignored."""
+    state, new, _, answer = _one("sum-2d6", tag)
+    assert (answer.ok, answer.reason, new is state) == (False, "missing-difficulty", True)
+    assert said in answer.text
