@@ -226,7 +226,10 @@ def _clamp_stats(draft: Draft) -> None:
 
 
 def _num(number: float) -> str:
-    return str(int(number)) if float(number).is_integer() else f"{number:g}"
+    """A number as the model should read it back: whole numbers in full up to 10**15."""
+    if float(number).is_integer() and abs(number) < 10**15:
+        return str(int(number))
+    return f"{number:g}"
 
 
 # -- worn= / carried= -------------------------------------------------------------------------

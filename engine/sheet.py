@@ -15,6 +15,16 @@ from .ruleset import Item, ValueRef
 from .state import Character, Stack, State
 
 MAX_DERIVED_DEPTH = 64  # derived values may read each other; cycles are refused at load
+MAX_SHEET_NUMBER = 10**15  # what any value reference reads is kept within ±this
+
+
+def bounded(number: float) -> float:
+    """``number`` within ±``MAX_SHEET_NUMBER``; NaN (``inf - inf``) reads 0."""
+    if -MAX_SHEET_NUMBER <= number <= MAX_SHEET_NUMBER:
+        return number
+    if number != number:
+        return 0
+    return MAX_SHEET_NUMBER if number > 0 else -MAX_SHEET_NUMBER
 
 
 def ability_modifier(game: Game, score: float) -> float:
@@ -183,6 +193,9 @@ class SheetView:
         return 0
 
     def derived(self, derived: str, depth: int = 0) -> float:
+        return bounded(self._derived(derived, depth))
+
+    def _derived(self, derived: str, depth: int) -> float:
         row = next((d for d in self.game.ruleset.sheet.derived if d.id == derived), None)
         if row is None or depth > MAX_DERIVED_DEPTH:
             return 0
@@ -196,7 +209,7 @@ class SheetView:
         if row.op == "floorDiv":
             total = values[0]
             for divisor in values[1:]:
-                total = math.floor(total / divisor) if divisor else 0
+                total = math.floor(bounded(total / divisor)) if divisor else 0
             return total
         return sum(values)
 
@@ -245,7 +258,13 @@ class SheetView:
         return sum(v * c for v, c in numbers)
 
     def value(self, ref: ValueRef, depth: int = 0) -> float:
-        """The number a value reference reads for this character."""
+        """The number a value reference reads for this character, within
+        ±``MAX_SHEET_NUMBER``: a sum or product of huge numbers (an invented item's stat
+        times its count, a ruleset's big constants) never becomes infinite or NaN, which
+        would crash the arithmetic that reads it."""
+        return bounded(self._read(ref, depth))
+
+    def _read(self, ref: ValueRef, depth: int) -> float:
         if depth > MAX_DERIVED_DEPTH:
             return 0
         if ref.const is not None:

@@ -133,3 +133,33 @@ def test_itm_abil_4_derived_values_read_the_changed_score(state):
 def test_itm_abil_6_a_pool_max_reads_the_unchanged_sheet(state):
     new, _ = answer(GAME, state, '[inventory: action="add" item="Belt"]')
     assert SheetView(GAME, new.characters[0], new).pool("vigour") == 2
+
+
+def test_huge_sheet_numbers_stay_finite(state):
+    """A value reference never reads infinity or NaN, so nothing downstream (``int()``,
+    ``math.floor``) can overflow: products of big constants, a floor division by a tiny one,
+    and an invented item's huge stat times its count are held at ±MAX_SHEET_NUMBER."""
+    from engine.sheet import MAX_SHEET_NUMBER
+
+    document = sheet_document()
+    big, tiny = {"const": 1e300}, {"const": 1e-300}
+    document["sheet"]["derived"] += [
+        {"id": "huge", "label": "Huge", "op": "product", "of": [big, big, big]},
+        {"id": "sunk", "label": "Sunk", "op": "product", "of": [big, {"const": -1e300}]},
+        {"id": "split", "label": "Split", "op": "floorDiv", "of": [{"const": 7}, tiny]},
+        {"id": "both", "label": "Both", "op": "sum",
+         "of": [{"derived": "huge"}, {"derived": "sunk"}]},
+    ]
+    game = load_ruleset(document)
+    view = SheetView(game, state.characters[0], state)
+    assert view.value(ValueRef(derived="huge")) == MAX_SHEET_NUMBER
+    assert view.value(ValueRef(derived="sunk")) == -MAX_SHEET_NUMBER
+    assert view.derived("split") == MAX_SHEET_NUMBER
+    assert view.value(ValueRef(derived="both")) == 0
+    new, answers = answer(game, state, '[inventory: action="add" item="Ingot of lead" '
+                                       'count="5" category="gear" stats="guard: 1e300"]')
+    assert answers[0].ok, answers[0].text
+    read = SheetView(game, new.characters[0], new).value(
+        ValueRef(item_stat={"stat": "guard", "pick": "sum"}))
+    assert read == 4 * 5  # ITM-ISTAT-4: the stat's range holds it at 4, times the count
+    assert "Guard 1e+300 lowered to 4 (its range)" in answers[0].text
