@@ -12,6 +12,7 @@ from .game import DEFAULT_STACK, Game
 from .ruleset.problems import Problem, RulesetError, from_validation_error, pointer
 from .session import start_session
 from .state import STATE_FORMAT, Character, Stack, State
+from .tracks import track_max
 
 
 class PartyError(RulesetError):
@@ -38,6 +39,7 @@ class PartyCharacter(_PartyModel):
     saves: dict[str, Any] = Field(default_factory=dict)
     fields: dict[str, Any] = Field(default_factory=dict)
     pools: dict[str, int] = Field(default_factory=dict)
+    tracks: dict[str, int] = Field(default_factory=dict)  # health points or wound marks
     conditions: list[str] = Field(default_factory=list)
     bag: list[PartyStack] = Field(default_factory=list, max_length=500)
     entries: list[str] = Field(default_factory=list, max_length=200)  # CHK-TAL-1: chosen refs
@@ -103,6 +105,25 @@ def _entry_problems(game: Game, entries: Sequence[str], index: int) -> list[Prob
             for e_index, ref in enumerate(entries) if ref not in known]
 
 
+def _track_problems(game: Game, character: Character, index: int) -> list[Problem]:
+    """A character's tracks name the ruleset's tracks and sit within ``0..max`` (a health
+    track's points, a wound track's marks): refused, not clamped, so a typo in a party file
+    is found at load rather than healed or wounded away in play."""
+    tracks = {t.id: t for t in game.ruleset.live.tracks}
+    problems = []
+    for ident, value in character.tracks.items():
+        where = pointer("characters", index, "tracks", ident)
+        track = tracks.get(ident)
+        if track is None:
+            problems.append(Problem(where, f'unknown track "{ident}"'))
+            continue
+        most = track_max(game, character, None, track)
+        if not 0 <= value <= most:
+            what = "points" if track.kind == "health" else "marks"
+            problems.append(Problem(where, f"{value} {what} is outside {track.label}'s 0..{most}"))
+    return problems
+
+
 def start_state(game: Game, document: Mapping[str, Any]) -> State:
     """Build the start state from a party file or an exported state (DESIGN.md "Party").
 
@@ -123,6 +144,7 @@ def start_state(game: Game, document: Mapping[str, Any]) -> State:
         ]
         for c, character in enumerate(state.characters):
             problems += _entry_problems(game, character.entries, c)
+            problems += _track_problems(game, character, c)
         if problems:
             raise PartyError(problems)
         # An exported state starts the next session (DESIGN.md "State, snapshots and scale").
@@ -136,12 +158,14 @@ def start_state(game: Game, document: Mapping[str, Any]) -> State:
     for index, entry in enumerate(party.characters):
         bag, bag_problems = _bag(game, entry, index)
         problems += bag_problems
-        characters.append(Character(
+        character = Character(
             name=entry.name, abilities=entry.abilities, skills=entry.skills, saves=entry.saves,
-            fields=entry.fields, pools=entry.pools, conditions=tuple(entry.conditions), bag=bag,
-            entries=tuple(entry.entries),
-        ))
+            fields=entry.fields, pools=entry.pools, tracks=entry.tracks,
+            conditions=tuple(entry.conditions), bag=bag, entries=tuple(entry.entries),
+        )
+        characters.append(character)
         problems += _entry_problems(game, entry.entries, index)
+        problems += _track_problems(game, character, index)
     names = [c.name.casefold() for c in party.characters]
     player = party.player or party.characters[0].name
     if player.casefold() not in names:

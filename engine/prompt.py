@@ -18,6 +18,7 @@ from .ruleset import Item, ValueRef
 from .ruleset.combat import Amount, StatRead
 from .sheet import effect_part
 from .state import Character, Stack, State
+from .tracks import penalty_for, track_max, track_value
 
 
 def instructions(game: Game) -> str:
@@ -79,8 +80,9 @@ def _check_lines(game: Game) -> list[str]:
     if sheet.saves:
         lines.append("  Saves: " + ", ".join(s.label for s in sheet.saves) + ".")
     # ITM-CHK-10: the engine applies conditions and items itself; the GM must not add them.
-    lines.append("  gmtags rolls the dice and applies conditions, worn and carried items "
-                 "itself: never add those modifiers yourself, never write the result.")
+    wounds = "wound penalties, " if any(t.penalties for t in game.ruleset.live.tracks) else ""
+    lines.append(f"  gmtags rolls the dice and applies {wounds}conditions, worn and carried "
+                 "items itself: never add those modifiers yourself, never write the result.")
     return lines
 
 
@@ -396,6 +398,23 @@ def bearer_lines(game: Game, state: State, character: Character) -> list[str]:
     return lines
 
 
+def track_lines(game: Game, state: State, character: Character) -> list[str]:
+    """The character's health and wound tracks as the GM sees them (ITM-OUT-3, ITM-OUT-11):
+    ``  Wounds 2/5 (-1 on checks; -1 on saves)`` — the penalty its marks give, which gmtags
+    applies to every check itself."""
+    lines: list[str] = []
+    for track in game.ruleset.live.tracks:
+        text = (f"  {track.label} {track_value(game, character, state, track)}/"
+                f"{track_max(game, character, state, track)}")
+        if track.kind == "wounds":
+            penalty = penalty_for(track, track_value(game, character, state, track))
+            if penalty is not None:
+                dumped = penalty.model_dump(mode="json", by_alias=True, exclude_none=True)
+                text += f" ({effect_text(game, dumped)})"
+        lines.append(text)
+    return lines
+
+
 class StackLines:
     """:func:`stack_line`, remembered per stack for a caller that renders the same state many
     times over (the stage, once per request). A stack's line depends only on the game, the
@@ -426,6 +445,7 @@ def inventory_block(game: Game, state: State, lines_of: StackLines | None = None
     lines = ["INVENTORY"]
     for character in state.characters:
         lines.append(f"{character.name} ({purse_line(game, character, state)}):")
+        lines += track_lines(game, state, character)
         lines += bearer_lines(game, state, character)
         lines += [line(game, state, s) for s in character.bag if s.coin is None]
         if not any(s.coin is None for s in character.bag):

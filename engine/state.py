@@ -64,6 +64,7 @@ class Character(StateModel):
     saves: dict[str, Any] = Field(default_factory=dict)
     fields: dict[str, Any] = Field(default_factory=dict)
     pools: dict[str, int] = Field(default_factory=dict)
+    tracks: dict[str, int] = Field(default_factory=dict)  # points (health) or marks (wounds)
     conditions: tuple[str, ...] = ()
     bag: tuple[Stack, ...] = ()
     gear_taken: tuple[str, ...] = ()  # ITM-GEAR-11: starting-gear groups already taken

@@ -3,7 +3,7 @@
 host's Use event (``{"action": "use", "item": "Poultice"}``, ITM-OUT-2/14).
 
 One use is all or nothing (ITM-OUT-10): the gate is rolled, the item or its charges are spent,
-and the sheet (pools, conditions) and the bag are written in one new character value.
+and the sheet (pools, tracks, conditions) and the bag are written in one new character value.
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ from .fakes import reveal_on_use
 from .game import Game
 from .ruleset import Item
 from .ruleset.combat import Amount, Gate, StatRead, Use
+from .ruleset.sheet import Track
 from .sheet import SheetView, item_is_worn
 from .state import Character, JournalEntry, Stack, State
+from .tracks import health_bar, track_max, track_value
 
 MAX_CHARGES = 100  # ITM-CHG-2/3: an item holds 1 to 100 charges
 
@@ -104,6 +106,7 @@ class _Outcome:
 
     pools: dict[str, int]
     conditions: list[str]
+    tracks: dict[str, int] = field(default_factory=dict)
     effects: list[str] = field(default_factory=list)
     record: dict[str, Any] = field(default_factory=dict)
 
@@ -196,6 +199,41 @@ def _roll_gate(game: Game, state: State, who: int, item: Item, stack: Stack, ctx
     return success, f"{label} check {shown} against {dc}, failed", record
 
 
+def _heal(game: Game, state: State, character: Character, use: Use, outcome: _Outcome,
+          ctx: TurnContext, kind: str) -> None:
+    """ITM-OUT-3: the amount onto the health pool or a plain health track (never above its
+    max), or one mark off a wound track; without any of them the amount is only named."""
+    bar = health_bar(game)
+    if isinstance(bar, Track) and bar.kind == "wounds":
+        most = track_max(game, character, state, bar)
+        marks = track_value(game, character, state, bar)
+        if marks == 0:
+            outcome.effects.append(f"no wound to close ({bar.label} 0/{most})")
+        else:
+            outcome.tracks[bar.id] = marks - 1
+            outcome.effects.append(f"one wound closes ({bar.label} {marks - 1}/{most})")
+        outcome.record["closed"] = 1 if marks else 0
+        return
+    if use.amount is None:
+        return
+    rolled = roll_amount(use.amount, ctx.stream(kind, "use/heal"))
+    if bar is None:
+        outcome.effects.append(f"heals {rolled}")
+        return
+    if isinstance(bar, Track):
+        most = track_max(game, character, state, bar)
+        now = track_value(game, character, state, bar)
+        after = min(now + max(rolled, 0), most)
+        outcome.tracks[bar.id] = after
+    else:
+        most = pool_max(game, character, state, bar.id)
+        now = outcome.pools.get(bar.id, most)
+        after = min(max(now, now + max(rolled, 0)), max(most, now))
+        outcome.pools[bar.id] = after
+    outcome.effects.append(f"heals {after - now} ({bar.label} {after}/{most})")
+    outcome.record["healed"] = after - now
+
+
 def _effect(game: Game, state: State, character: Character, use: Use, outcome: _Outcome,
             ctx: TurnContext, kind: str) -> None:
     """ITM-OUT-3..7: what the use does to the character who carries it (OQ-64)."""
@@ -204,18 +242,8 @@ def _effect(game: Game, state: State, character: Character, use: Use, outcome: _
         outcome.record["hits"] = "nobody"
         return
     health = health_pool(game)
-    if use.kind == "heal" and use.amount is not None:  # ITM-OUT-3
-        rolled = roll_amount(use.amount, ctx.stream(kind, "use/heal"))
-        if health is None:
-            outcome.effects.append(f"heals {rolled}")
-        else:
-            pool_id, pool_label = health
-            most = pool_max(game, character, state, pool_id)
-            now = outcome.pools.get(pool_id, most)
-            after = min(max(now, now + max(rolled, 0)), max(most, now))
-            outcome.pools[pool_id] = after
-            outcome.effects.append(f"heals {after - now} ({pool_label} {after}/{most})")
-            outcome.record["healed"] = after - now
+    if use.kind == "heal":  # ITM-OUT-3
+        _heal(game, state, character, use, outcome, ctx, kind)
     if use.temporary is not None:  # ITM-OUT-4
         rolled = max(roll_amount(use.temporary, ctx.stream(kind, "use/temporary")), 0)
         if health is not None:
@@ -335,7 +363,8 @@ def use_item(game: Game, state: State, tag: Tag, ctx: TurnContext,
     stack = character.bag[index]
     use = item.use
     label = item_label(game, stack)
-    outcome = _Outcome(pools=dict(character.pools), conditions=list(character.conditions))
+    outcome = _Outcome(pools=dict(character.pools), conditions=list(character.conditions),
+                       tracks=dict(character.tracks))
     outcome.record.update({"item": stack.item, "name": label, "who": character.name})
     passed = True
     failure = ""
@@ -356,7 +385,8 @@ def use_item(game: Game, state: State, tag: Tag, ctx: TurnContext,
     if left:
         line += f" {left}"
     new_character = character.model_copy(update={  # ITM-OUT-10: sheet and bag together
-        "bag": tuple(bag), "pools": outcome.pools, "conditions": tuple(outcome.conditions)})
+        "bag": tuple(bag), "pools": outcome.pools, "tracks": outcome.tracks,
+        "conditions": tuple(outcome.conditions)})
     new_state = state.with_character(who, new_character)
     if outcome.record.get("broke"):  # ITM-BRK-4: the journal counts it as lost
         journal = JournalEntry(turn=ctx.turn_label,

@@ -1,5 +1,6 @@
-"""What changes a check besides the sheet (spec/items.md §7): the roller's conditions, what
-their items do while worn or carried, and the ``otherwise`` of unmet requirements."""
+"""What changes a check besides the sheet (spec/items.md §7): the roller's wound penalty, their
+conditions, what their items do while worn or carried, and the ``otherwise`` of unmet
+requirements."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ..ruleset.items import Item
 from ..ruleset.sheet import Condition
 from ..sheet import SheetView, item_is_worn
 from ..state import Character, State
+from ..tracks import wound_penalties
 from .request import CheckKind
 
 
@@ -87,7 +89,12 @@ def _condition_part(condition: Condition) -> Effects | None:
 
 def sources(game: Game, state: State, character: Character,
             view: SheetView) -> Iterator[tuple[str, Effects]]:
-    """ITM-CHK-1: (name, part) for every active condition, owned item and unmet requirement."""
+    """ITM-CHK-1: (name, part) for the wound penalty, every active condition, owned item and
+    unmet requirement."""
+    # ITM-OUT-11, CHK-HIGH-3, CHK-SYM-16: the wound penalty is a sheet-level modifier of every
+    # check, named after its track; a character without marks has none.
+    for track, penalty in wound_penalties(game, state, character):
+        yield track.label, Effects(modifiers=penalty.modifiers)
     if character.conditions:
         by_id = {c.id: c for c in game.ruleset.conditions}
         for ident in dict.fromkeys(character.conditions):

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..dice import parse_dice
+from .effects import Modifier
 from .items import Item, ItemBlock
 from .pointers import Problem, RulesetError, pointer
 from .references import block_problems, stat_value_problem
@@ -102,6 +104,7 @@ def cross_references(ruleset: Ruleset) -> list[Problem]:
     check_value = value_checker(ruleset)
     for index, pool in enumerate(ruleset.live.pools):
         problems.extend(check_value(("live", "pools", index, "max"), pool.max, True))
+    problems.extend(_track_problems(ruleset, reads_items, check_value))
     for index, ident in _duplicates(c.id for c in ruleset.conditions):
         add(Problem(pointer("conditions", index, "id"), f'duplicate id "{ident}"'))
     for index, ident in _duplicates(r.id for r in ruleset.rests):
@@ -156,6 +159,75 @@ def cross_references(ruleset: Ruleset) -> list[Problem]:
                                                  ("layers", l_index, "items", "unsold", f_index)))
     problems.extend(version_problems(ruleset, nodes))
     problems.extend(resolution_problems(ruleset))
+    return problems
+
+
+def _track_problems(ruleset: Ruleset, reads_items: Mapping[str, bool],
+                    check_value: Callable[[tuple[str | int, ...], ValueRef, bool],
+                                          list[Problem]]) -> list[Problem]:
+    """Health and wound tracks (items.md glossary "Track", ITM-OUT-3, ITM-OUT-11): ids apart
+    from the pools', one health pool or health track in all, a max that reads no item
+    (ITM-ISTAT-12), and penalties only on a wound track, rising, within its max."""
+    problems: list[Problem] = []
+    add = problems.append
+    live = ruleset.live
+    pool_ids = {p.id for p in live.pools}
+    skills = {s.id for s in ruleset.sheet.skills}
+    saves = {s.id for s in ruleset.sheet.saves}
+    for index, ident in _duplicates(t.id for t in live.tracks):
+        add(Problem(pointer("live", "tracks", index, "id"), f'duplicate id "{ident}"'))
+    health_seen = any(p.health for p in live.pools)
+    for index, track in enumerate(live.tracks):
+        where = ("live", "tracks", index)
+        if track.id in pool_ids:
+            add(Problem(pointer(*where, "id"), f'"{track.id}" is already the id of a pool'))
+        if track.kind == "health":
+            if health_seen:
+                add(Problem(pointer(*where, "kind"), "a second health pool or health track"))
+            health_seen = True
+        if _refs_live(track.max, reads_items, frozenset({"item_stat"})):  # ITM-ISTAT-12
+            add(Problem(pointer(*where, "max"),
+                        "reads items (itemStat, or a derived value that does)"))
+        problems.extend(check_value((*where, "max"), track.max, True))
+        if track.max.const is not None and track.max.const < 1:
+            add(Problem(pointer(*where, "max"), "a track holds at least 1"))
+        if track.penalties and track.kind != "wounds":
+            add(Problem(pointer(*where, "penalties"), "only a wound track has penalties"))
+        previous = 0
+        for p_index, penalty in enumerate(track.penalties):
+            at = (*where, "penalties", p_index)
+            if penalty.at_least <= previous:
+                add(Problem(pointer(*at, "atLeast"),
+                            f"penalties rise: atLeast {penalty.at_least} is not above {previous}"))
+            previous = max(previous, penalty.at_least)
+            if track.max.const is not None and penalty.at_least > track.max.const:
+                add(Problem(pointer(*at, "atLeast"),
+                            f"atLeast {penalty.at_least} is above the track's max "
+                            f"{track.max.const:g}"))
+            for m_index, modifier in enumerate(penalty.modifiers):
+                problems.extend(_penalty_modifier_problems(
+                    modifier, (*at, "modifiers", m_index), skills, saves))
+    return problems
+
+
+def _penalty_modifier_problems(modifier: Modifier, where: tuple[str | int, ...],
+                               skills: set[str], saves: set[str]) -> list[Problem]:
+    """ITM-WORN-4 as a wound penalty: it changes checks or saves, with dice gmtags rolls and
+    the sheet's own skills and saves."""
+    problems: list[Problem] = []
+    if modifier.to not in ("checks", "saves"):
+        problems.append(Problem(pointer(*where, "to"),
+                                f'a wound penalty changes "checks" or "saves", not '
+                                f'"{modifier.to}"'))
+    if modifier.dice is not None and isinstance(reason := parse_dice(modifier.dice), str):
+        problems.append(Problem(pointer(*where, "dice"), reason))
+    for key, known in (("skills", skills), ("saves", saves)):
+        for index, ident in enumerate(getattr(modifier, key) or ()):
+            if ident not in known:
+                problems.append(Problem(pointer(*where, key, index),
+                                        f'unknown {key[:-1]} "{ident}"'))
+    if modifier.flat is None and modifier.dice is None and modifier.mode is None:
+        problems.append(Problem(pointer(*where), "a wound penalty has a flat, dice or mode"))
     return problems
 
 

@@ -1,5 +1,5 @@
 """The character sheet a ruleset declares: abilities, skills, saves, fields, derived values,
-live pools, conditions, rests and layers (DESIGN.md "Ruleset", "Sheet model")."""
+live pools and tracks, conditions, rests and layers (DESIGN.md "Ruleset", "Sheet model")."""
 
 from __future__ import annotations
 
@@ -62,10 +62,41 @@ class Pool(Labelled):
     max: ValueRef
 
 
+MAX_TRACK = 1000  # a track's max is read from the sheet and held to 0..1000 (marks or points)
+
+
+class WoundPenalty(RulesetModel):
+    """From ``atLeast`` marks on, what a wound track does to its bearer's checks and saves
+    (items.md ITM-OUT-11 "the user's wound penalty"; checks.md CHK-HIGH-3, CHK-POOL-A3 *W*,
+    CHK-SYM-16): the ITM-WORN-4 modifiers, so every resolution kind applies them as it applies
+    a condition's (a flat number on a sum, dice on a pool, the threshold of a roll-against)."""
+
+    at_least: int = Field(ge=1, le=MAX_TRACK)
+    """The marks from which this penalty holds; the highest row met is the one that applies."""
+    modifiers: list[Modifier] = Field(min_length=1, max_length=24)
+    """What the wounds do: ``{"to": "checks" | "saves", "flat": -1, ...}`` (ITM-WORN-4)."""
+
+
+class Track(Labelled):
+    """A sheet bar (items.md glossary "Track"): a plain ``health`` track of points, or a
+    ``wounds`` track of marks taken. Its ``max`` reads the sheet alone, never ``itemStat``
+    (ITM-ISTAT-12, ITM-ABIL-6)."""
+
+    kind: Literal["health", "wounds"]
+    """``health``: points, full at ``max``, a heal adds its amount; ``wounds``: marks taken,
+    none at first, a heal removes one mark (ITM-OUT-3)."""
+    max: ValueRef
+    """How many points or marks the track holds (floored, held to 0..1000)."""
+    penalties: list[WoundPenalty] = Field(default_factory=list, max_length=24)
+    """A wound track's penalty by marks taken, rows in rising ``atLeast`` order."""
+
+
 class Live(RulesetModel):
     """The live parts of a sheet."""
 
     pools: list[Pool] = Field(default_factory=list, max_length=24)
+    tracks: list[Track] = Field(default_factory=list, max_length=8)
+    """Health and wound tracks; at most one health pool or health track in all."""
 
 
 class Condition(Labelled):
