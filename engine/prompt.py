@@ -398,21 +398,38 @@ def bearer_lines(game: Game, state: State, character: Character) -> list[str]:
     return lines
 
 
-def track_lines(game: Game, state: State, character: Character) -> list[str]:
-    """The character's health and wound tracks as the GM sees them (ITM-OUT-3, ITM-OUT-11):
-    ``  Wounds 2/5 (-1 on checks; -1 on saves)`` — the penalty its marks give, which gmtags
-    applies to every check itself."""
-    lines: list[str] = []
-    for track in game.ruleset.live.tracks:
-        text = (f"  {track.label} {track_value(game, character, state, track)}/"
-                f"{track_max(game, character, state, track)}")
-        if track.kind == "wounds":
-            penalty = penalty_for(track, track_value(game, character, state, track))
+def sheet_block(game: Game, state: State) -> str:
+    """The SHEET block: each character's live sheet as the GM should narrate it — pools
+    (``Grit 6/11 (+2 temporary)``), health and wound tracks with the penalty the marks give
+    (``Wounds 2/5 (-1 on checks; -1 on saves)``, ITM-OUT-3, ITM-OUT-11; gmtags applies it to
+    every check itself) and conditions. Empty for a ruleset with no pools or tracks whose
+    characters have no conditions."""
+    live = game.ruleset.live
+    conditions = {c.id: c.label for c in game.ruleset.conditions}
+    lines = []
+    for character in state.characters:
+        parts = [_pool_text(game, state, character, pool.id, pool.label) for pool in live.pools]
+        for track in live.tracks:
+            now = track_value(game, character, state, track)
+            text = f"{track.label} {now}/{track_max(game, character, state, track)}"
+            penalty = penalty_for(track, now) if track.kind == "wounds" else None
             if penalty is not None:
                 dumped = penalty.model_dump(mode="json", by_alias=True, exclude_none=True)
                 text += f" ({effect_text(game, dumped)})"
-        lines.append(text)
-    return lines
+            parts.append(text)
+        if character.conditions:
+            parts.append("conditions: " + ", ".join(
+                conditions.get(c, c) for c in dict.fromkeys(character.conditions)))
+        if parts:
+            lines.append(f"{character.name}: " + "; ".join(parts))
+    return "\n".join(["SHEET", *lines]) if lines else ""
+
+
+def _pool_text(game: Game, state: State, character: Character, pool: str, label: str) -> str:
+    most = use.pool_max(game, character, state, pool)
+    text = f"{label} {character.pools.get(pool, most)}/{most}"
+    temporary = character.pools.get(f"{pool}:temporary", 0)  # ITM-OUT-4
+    return text + (f" (+{temporary} temporary)" if temporary else "")
 
 
 class StackLines:
@@ -445,7 +462,6 @@ def inventory_block(game: Game, state: State, lines_of: StackLines | None = None
     lines = ["INVENTORY"]
     for character in state.characters:
         lines.append(f"{character.name} ({purse_line(game, character, state)}):")
-        lines += track_lines(game, state, character)
         lines += bearer_lines(game, state, character)
         lines += [line(game, state, s) for s in character.bag if s.coin is None]
         if not any(s.coin is None for s in character.bag):
@@ -469,5 +485,6 @@ def gm_context(game: Game, state: State, last_answers: Sequence[Answer] = (),
     """The whole GM section for the next prompt, blocks separated by blank lines
     (``lines_of``: remembered stack lines to reuse, see :class:`StackLines`)."""
     blocks = [instructions(game), inventory_block(game, state, lines_of),
-              market_block(game, state), last_answers_block(last_answers)]
+              sheet_block(game, state), market_block(game, state),
+              last_answers_block(last_answers)]
     return "\n\n".join(block for block in blocks if block)

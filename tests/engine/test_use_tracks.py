@@ -14,7 +14,7 @@ import replay
 from engine import Game, State, load_ruleset, start_state
 from engine.dice import Stream
 from engine.party import PartyError
-from engine.prompt import gm_context, inventory_block
+from engine.prompt import gm_context, inventory_block, sheet_block
 from tests.engine.test_use import grave, grave_party, person, turn_where
 from tests.helpers import answer, fixture_json
 
@@ -252,13 +252,44 @@ def test_a_wound_penalty_may_be_disadvantage() -> None:
 
 # --- the GM's block ----------------------------------------------------------------------------
 
-def test_the_inventory_block_shows_tracks_and_the_penalty() -> None:
+def test_the_sheet_block_shows_tracks_and_the_penalty() -> None:
+    """ITM-OUT-3/11: the GM sees each track and the penalty its marks give, in the SHEET
+    block (not among the bag's stacks)."""
     game = mire()
     state = mire_party(game, tracks={"wounds": 2})
-    block = inventory_block(game, state)
-    assert "Ada (no coins):\n  Wounds 2/5 (-1 on checks; -1 on saves)\n" in block
-    assert "Bram (no coins):\n  Wounds 0/6\n" in block
+    block = sheet_block(game, state)
+    assert block.splitlines() == ["SHEET",
+                                  "Ada: Resolve 3/3; Wounds 2/5 (-1 on checks; -1 on saves)",
+                                  "Bram: Resolve 3/3; Wounds 0/6"]
+    assert "Wounds" not in inventory_block(game, state)
+    assert block in gm_context(game, state)
     assert "applies wound penalties, conditions" in gm_context(game, state)
+
+
+def test_the_sheet_block_shows_pools_temporary_points_and_conditions() -> None:
+    """The live sheet the GM narrates: the health pool with its temporary points
+    (ITM-OUT-4) and the conditions a character has (ITM-OUT-6)."""
+    game = load_ruleset(fixture_json("rulesets/gravewatch.json"))
+    state = start_state(game, fixture_json("parties/gravewatch.json"))
+    first = state.characters[0]
+    pool = game.ruleset.live.pools[0]
+    condition = game.ruleset.conditions[0]
+    changed = state.with_character(0, first.model_copy(update={
+        "pools": {pool.id: 1, f"{pool.id}:temporary": 3},
+        "conditions": (condition.id, condition.id)}))
+    line = sheet_block(game, changed).splitlines()[1]
+    assert line.startswith(f"{first.name}: {pool.label} 1/")
+    assert "(+3 temporary)" in line
+    assert line.endswith(f"; conditions: {condition.label}")
+
+
+def test_no_sheet_block_without_pools_tracks_or_conditions() -> None:
+    document = fixture_json("rulesets/bags.json")
+    document["live"]["pools"] = []
+    game = load_ruleset(document)
+    state = start_state(game, fixture_json("parties/bags.json"))
+    assert sheet_block(game, state) == ""
+    assert "SHEET" not in gm_context(game, state)
 
 
 def test_a_ruleset_without_tracks_shows_the_block_as_before() -> None:
