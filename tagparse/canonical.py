@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Final
+from functools import lru_cache
+from typing import TYPE_CHECKING, Final
 
 from tagparse.grammar import TAG_KINDS
-from tagparse.model import Tag
+
+if TYPE_CHECKING:
+    from tagparse.model import Tag
 
 Pairs = tuple[tuple[str, str], ...]
 
@@ -29,6 +32,29 @@ CANONICAL_REST: Final = rf"({_KINDS}):({_ATTRIBUTES})(?: \|({_ATTRIBUTES}))?\]"
 """A canonical tag after its "["; groups: kind, request attributes, answer attributes (or None)."""
 CANONICAL_TAG: Final = r"\[" + CANONICAL_REST
 """A whole canonical tag, with the groups of ``CANONICAL_REST``."""
+# The most attributes a section (request or answer) may have for the scanner's shortcut, which
+# proves with back-references that no key repeats; a longer tag takes the regex reader.
+_MOST_ATTRIBUTES: Final = 8
+
+
+def _distinct_attributes(first_group: int) -> str:
+    """Up to ``_MOST_ATTRIBUTES`` canonical attributes, each key a group numbered from
+    ``first_group`` that a negative look-ahead keeps unlike every earlier key of the section."""
+    pattern = ""
+    for index in reversed(range(_MOST_ATTRIBUTES)):
+        earlier = "|".join(rf"\{first_group + j}=" for j in range(index))
+        guard = f"(?!{earlier})" if earlier else ""
+        pattern = f'(?: {guard}([a-z_][a-z0-9_]*+)="{_VALUE}"{pattern})?+'
+    return pattern
+
+
+DISTINCT_CANONICAL_REST: Final = (
+    rf"({_KINDS}):{_distinct_attributes(2)}"
+    rf"(?: \|{_distinct_attributes(2 + _MOST_ATTRIBUTES)})?\]"
+)
+"""A canonical tag after its "[" that reads without any diagnostic: no key repeats within
+the request or the answer. Group 1 is the kind; the other groups are internal."""
+_CANONICAL: Final = re.compile(CANONICAL_TAG)
 _ATTRIBUTE: Final = re.compile(rf' ([a-z_][a-z0-9_]*)="({_VALUE})"')
 _ESCAPE: Final = re.compile(r"\\(.)")
 
@@ -86,3 +112,14 @@ def read_pairs(source: str) -> Pairs | None:
         return tuple([(key, _ESCAPE.sub(_unescape_pair, value)) for key, value in pairs])
     return tuple(pairs)
 
+
+@lru_cache(maxsize=4096)
+def read_canonical(raw: str) -> tuple[Pairs, Pairs | None]:
+    """Request and answer attributes of a whole canonical tag with no repeated key (one the
+    scanner's shortcut matched), read when the engine first asks for them."""
+    match = _CANONICAL.fullmatch(raw)
+    assert match is not None, raw
+    attrs = read_pairs(match.group(2))
+    answer = None if match.group(3) is None else read_pairs(match.group(3))
+    assert attrs is not None and (answer is not None or match.group(3) is None), raw
+    return attrs, answer

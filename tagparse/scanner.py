@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import cache
 from typing import Final
 
-from tagparse.canonical import CANONICAL_REST, read_pairs
+from tagparse.canonical import DISTINCT_CANONICAL_REST
 from tagparse.grammar import patterns
 from tagparse.model import Diagnostic, ScanResult, Tag
 from tagparse.reading import Reading, read_span, read_with_grammar
@@ -18,12 +17,14 @@ _NOTHING: Final = ScanResult((), ())
 
 
 @cache
-def _canonical_or_head() -> re.Pattern[str]:
-    """A "[" then a whole canonical tag (groups 1-3), else the rest of a tag head (group
-    ``name``). One leading literal "[" lets the regex engine skip prose at full speed."""
-    head = patterns().head.pattern
+def _shortcut_or_head() -> re.Pattern[str]:
+    """A "[" then either a whole canonical tag that reads without a diagnostic (group 1: its
+    kind) or a tag head (group ``name``) with, when the tag closes, the rest of its extent.
+    One leading literal "[" lets the regex engine skip prose at full speed."""
+    found = patterns()
+    head = found.head.pattern
     assert head.startswith(r"\[")
-    return re.compile(rf"\[(?:{CANONICAL_REST}|{head[2:]})")
+    return re.compile(rf"\[(?:{DISTINCT_CANONICAL_REST}|{head[2:]}(?:{found.extent.pattern})?+)")
 
 
 def scan(text: str, *, fast: bool = True) -> ScanResult:
@@ -36,53 +37,100 @@ def scan(text: str, *, fast: bool = True) -> ScanResult:
     """
     if "[" not in text:
         return _NOTHING
-    found = patterns()
     tags: list[Tag] = []
     diagnostics: list[Diagnostic] = []
+    if fast:
+        _scan_fast(text, tags, diagnostics)
+    else:
+        _scan_with_grammar(text, tags, diagnostics)
+    if not tags:
+        return _NOTHING
+    return ScanResult(tuple(tags), tuple(diagnostics))
+
+
+def _scan_fast(text: str, tags: list[Tag], diagnostics: list[Diagnostic]) -> None:
+    """The shortcut for canonical tags, the regex reader (else the grammar) for the rest."""
     append = tags.append
-    search = (_canonical_or_head() if fast else found.head).search
-    read: Callable[[str], Reading] = read_span if fast else read_with_grammar
-    # Search on from the end of each tag, not of its head: an escaped "\[" inside a quoted
-    # value can look like a head ("\[loot:") and must not start a tag inside another one.
+    new = tuple.__new__
+    finditer = _shortcut_or_head().finditer
+    # Each match ends where its tag ends, so the search goes on from the end of each tag, not
+    # of its head: an escaped "\[" inside a quoted value can look like a head ("\[loot:") and
+    # must not start a tag inside another one. Only an unclosed tag reaches past its match.
     position = 0
-    while (head := search(text, position)) is not None:
-        if head.lastgroup is None:  # a whole canonical tag matched
-            raw, kind, request, answer_source = head.group(0, 1, 2, 3)
-            attrs = read_pairs(request)
-            answer = None if answer_source is None else read_pairs(answer_source)
-            if attrs is not None and (answer is not None or answer_source is None):
-                start, position = head.span()
-                append(Tag(kind, attrs, start, position, raw, answer))
+    while True:
+        for match in finditer(text, position):
+            kind = match[1]
+            if kind is not None:  # canonical: its attributes are read from raw when asked for
+                start, end = match.span()
+                append(new(Tag, (kind, None, start, end, match[0], None, None)))
                 continue
-            # A repeated key: the readers report it.
-            reread = found.head.match(text, head.start())
-            assert reread is not None  # every canonical tag begins with a head
-            head = reread
+            kind = match["name"].lower()
+            start, end = match.span()
+            raw = match[0]
+            if raw[-1] == "]":
+                _add(tags, diagnostics, kind, start, raw, read_span(raw))
+                continue
+            position = _add_unclosed(text, tags, diagnostics, kind, start, end)
+            if position > end:
+                break
+        else:
+            return
+
+
+def _scan_with_grammar(text: str, tags: list[Tag], diagnostics: list[Diagnostic]) -> None:
+    """Every tag read by the Lark grammar alone: what the shortcuts must agree with."""
+    found = patterns()
+    position = 0
+    while (head := found.head.search(text, position)) is not None:
         start, body_start = head.span()
         kind = head.group("name").lower()
         extent = found.extent.match(text, body_start)
         if extent is None:
-            end, reason = _unclosed(text, start, body_start)
-            append(Tag(kind, (), start, end, text[start:end], None, reason))
-            diagnostics.append(Diagnostic(start, end, "malformed", reason))
-            position = max(end, body_start)
+            position = _add_unclosed(text, tags, diagnostics, kind, start, body_start)
             continue
-        end = extent.end()
-        position = max(end, body_start)
-        raw = text[start:end]
-        reading = read(raw)
-        if reading.malformed is not None:
-            append(Tag(kind, (), start, end, raw, None, reading.malformed))
-            diagnostics.append(Diagnostic(start, end, "malformed", reading.malformed))
-            continue
-        append(Tag(reading.kind or kind, reading.attrs, start, end, raw, reading.answer))
-        diagnostics.extend(
-            Diagnostic(start + first, start + last, code, message)
-            for first, last, code, message in reading.diagnostics
-        )
-    if not tags:
-        return _NOTHING
-    return ScanResult(tuple(tags), tuple(diagnostics))
+        position = extent.end()
+        raw = text[start:position]
+        _add(tags, diagnostics, kind, start, raw, read_with_grammar(raw))
+
+
+def _add(
+    tags: list[Tag],
+    diagnostics: list[Diagnostic],
+    kind: str,
+    start: int,
+    raw: str,
+    reading: Reading,
+) -> None:
+    """Add the tag at ``start`` read as ``reading``, with its diagnostics."""
+    end = start + len(raw)
+    new = tuple.__new__
+    if reading.malformed is not None:
+        tags.append(new(Tag, (kind, (), start, end, raw, None, reading.malformed)))
+        diagnostics.append(new(Diagnostic, (start, end, "malformed", reading.malformed)))
+        return
+    tags.append(
+        new(Tag, (reading.kind or kind, reading.attrs, start, end, raw, reading.answer, None))
+    )
+    diagnostics += [
+        new(Diagnostic, (start + first, start + last, code, message))
+        for first, last, code, message in reading.diagnostics
+    ]
+
+
+def _add_unclosed(
+    text: str,
+    tags: list[Tag],
+    diagnostics: list[Diagnostic],
+    kind: str,
+    start: int,
+    body_start: int,
+) -> int:
+    """Add the malformed tag whose head spans ``start:body_start`` and that never closes;
+    where the search goes on."""
+    end, reason = _unclosed(text, start, body_start)
+    tags.append(Tag(kind, (), start, end, text[start:end], None, reason))
+    diagnostics.append(Diagnostic(start, end, "malformed", reason))
+    return max(end, body_start)
 
 
 def _unclosed(text: str, start: int, body_start: int) -> tuple[int, str]:
