@@ -25,7 +25,8 @@ _ESCAPES: Final = str.maketrans({"\\": "\\\\", '"': '\\"', "[": "\\[", "\n": "\\
 # What a backslash pair reads as; \] is accepted too. Other pairs are repairs (Lark path only).
 UNESCAPES: Final[dict[str, str]] = {"\\": "\\", '"': '"', "[": "[", "]": "]", "n": "\n", "r": "\r"}
 
-_VALUE: Final = r'(?:[^"\\\n\r\[]++|\\[\\"\[\]nr])*+'
+# Unrolled ("normal* (special normal*)*"): one possessive run per stretch between escapes.
+_VALUE: Final = r'[^"\\\n\r\[]*+(?:\\[\\"\[\]nr][^"\\\n\r\[]*+)*+'
 _ATTRIBUTES: Final = rf'(?: [a-z_][a-z0-9_]*="{_VALUE}")*+'
 _KINDS: Final = "|".join(sorted(TAG_KINDS))
 CANONICAL_REST: Final = rf"({_KINDS}):({_ATTRIBUTES})(?: \|({_ATTRIBUTES}))?\]"

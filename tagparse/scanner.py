@@ -64,13 +64,23 @@ def _scan_fast(text: str, tags: list[Tag], diagnostics: list[Diagnostic]) -> Non
                 start, end = match.span()
                 append(new(Tag, (kind, None, start, end, match[0], None, None)))
                 continue
-            kind = match["name"].lower()
             start, end = match.span()
             raw = match[0]
-            if raw[-1] == "]":
-                _add(tags, diagnostics, kind, start, raw, read_span(raw))
+            if raw[-1] == "]":  # the head's tag closes: the regex reader, else the grammar
+                reading = read_span(raw)
+                if reading.kind is None:
+                    _add(tags, diagnostics, match["name"].lower(), start, raw, reading)
+                    continue
+                append(
+                    new(Tag, (reading.kind, reading.attrs, start, end, raw, reading.answer, None))
+                )
+                if reading.diagnostics:
+                    diagnostics += [
+                        new(Diagnostic, (start + first, start + last, code, message))
+                        for first, last, code, message in reading.diagnostics
+                    ]
                 continue
-            position = _add_unclosed(text, tags, diagnostics, kind, start, end)
+            position = _add_unclosed(text, tags, diagnostics, match["name"].lower(), start, end)
             if position > end:
                 break
         else:
