@@ -15,6 +15,11 @@ from tagparse.canonical import Pairs, read_canonical
 _TagItems = tuple[str, Pairs | None, int, int, str, Pairs | None, str | None]
 
 
+def _not_equal(other: object) -> bool:
+    """``==`` with another type: never equal to a tuple; others may answer for themselves."""
+    return False if isinstance(other, tuple) else NotImplemented
+
+
 class Diagnostic(tuple[int, int, str, str]):
     """One repair or refusal the reader made, with its span in the scanned text."""
 
@@ -42,10 +47,13 @@ class Diagnostic(tuple[int, int, str, str]):
         message = property(itemgetter(3))
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Diagnostic and tuple.__eq__(self, other)
+        if type(other) is not Diagnostic:
+            return _not_equal(other)
+        return tuple.__eq__(self, other)
 
     def __ne__(self, other: object) -> bool:
-        return not self == other
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
 
     __hash__ = tuple.__hash__
 
@@ -128,13 +136,14 @@ class Tag(tuple[str, Pairs | None, int, int, str, Pairs | None, str | None]):
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Tag:
-            return False
-        if (self[1] is None) == (other[1] is None):
+            return _not_equal(other)
+        if (self[1] is None) == (other[1] is None):  # both read lazily, or neither
             return tuple.__eq__(self, other)
         return self._items() == other._items()
 
     def __ne__(self, other: object) -> bool:
-        return not self == other
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
 
     def __hash__(self) -> int:
         return hash(self._items())

@@ -89,3 +89,13 @@ def test_tags_canonical_shapes_outside_the_shortcut_read_as_the_grammar_reads(te
     still read exactly as the grammar reads them."""
     assert scan(text) == scan(text, fast=False)
     assert scan("x " + text + " y") == scan("x " + text + " y", fast=False)
+
+
+def test_tags_compare_unequal_to_other_values() -> None:
+    """Like the dataclasses they replace, tags and diagnostics equal only their own kind."""
+    (tag,) = scan(ANSWERED).tags
+    diagnostic = Diagnostic(2, 5, "spaces", "stray spaces")
+    for other in (None, 1, "x", (), tuple(tag), tuple(diagnostic), diagnostic):
+        assert tag != other and other != tag
+        assert not tag == other  # noqa: SIM201
+    assert diagnostic != tag and tag != diagnostic
