@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tagparse.canonical import Pairs, read_canonical
 
@@ -18,6 +18,11 @@ _TagItems = tuple[str, Pairs | None, int, int, str, Pairs | None, str | None]
 def _not_equal(other: object) -> bool:
     """``==`` with another type: never equal to a tuple; others may answer for themselves."""
     return False if isinstance(other, tuple) else NotImplemented
+
+
+def _unordered(self: object, other: object) -> Any:
+    """Tags and diagnostics have no order (as the dataclasses they replace had none)."""
+    return NotImplemented
 
 
 class Diagnostic(tuple[int, int, str, str]):
@@ -56,6 +61,7 @@ class Diagnostic(tuple[int, int, str, str]):
         return equal if equal is NotImplemented else not equal
 
     __hash__ = tuple.__hash__
+    __lt__ = __le__ = __gt__ = __ge__ = _unordered
 
     def __repr__(self) -> str:
         return (
@@ -147,6 +153,8 @@ class Tag(tuple[str, Pairs | None, int, int, str, Pairs | None, str | None]):
 
     def __hash__(self) -> int:
         return hash(self._items())
+
+    __lt__ = __le__ = __gt__ = __ge__ = _unordered
 
     def __repr__(self) -> str:
         return (

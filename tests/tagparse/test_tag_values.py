@@ -99,3 +99,19 @@ def test_tags_compare_unequal_to_other_values() -> None:
         assert tag != other and other != tag
         assert not tag == other  # noqa: SIM201
     assert diagnostic != tag and tag != diagnostic
+
+
+def test_tags_and_diagnostics_have_no_order() -> None:
+    """Being tuples underneath gives them no ordering: ``<`` raises as it did for the
+    dataclasses they replace."""
+    import pytest
+
+    from tagparse import scan
+
+    found = scan('[loot: table="a"] and [LOOT: table=b]')
+    first, second = found.tags
+    for left, right in ((first, second), (found.diagnostics[0], found.diagnostics[0])):
+        with pytest.raises(TypeError):
+            _ = left < right
+        with pytest.raises(TypeError):
+            sorted([left, right])
