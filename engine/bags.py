@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from tagparse import Tag
@@ -94,31 +96,113 @@ def find_thing(game: Game, name: str, state: State | None = None) -> Thing | Non
     return None
 
 
+# Where each kind of stack sits in one bag, so finding the stacks a tag means costs the few
+# stacks of that kind, not the whole bag (issue 13: bags grow to hundreds of stacks). Keys:
+# ("name", case-folded name) for every stack, ("item", ref), ("coin", id) and ("shows", ref
+# a fake passes for) where the stack has them; values are positions in bag order. An index
+# is only a shortlist: callers still test each candidate with the plain rule
+# (:func:`stack_matches`, :meth:`Stack.same_kind`), so it can never change what matches.
+# Built once, never mutated: a changed bag gets a new index.
+BagIndex = dict[tuple[str, str], tuple[int, ...]]
+
+MAX_INDEXED_BAGS = 64
+# bag id -> (the bag itself, its index). The entry holds the bag, so its id is never reused
+# while cached; least recently used bags are dropped first. The lock keeps the bound under
+# threads (the HTTP stage); results never depend on what is cached.
+_INDEXES: OrderedDict[int, tuple[tuple[Stack, ...], BagIndex]] = OrderedDict()
+_INDEXES_LOCK = threading.Lock()
+
+
+def stack_keys(stack: Stack) -> list[tuple[str, str]]:
+    """The index keys a stack is found under (see :data:`BagIndex`)."""
+    keys = [("name", stack.name.casefold())]
+    if stack.item is not None:
+        keys.append(("item", stack.item))
+    if stack.coin is not None:
+        keys.append(("coin", stack.coin))
+    if stack.shows_as is not None:
+        keys.append(("shows", stack.shows_as))
+    return keys
+
+
+def build_bag_index(bag: tuple[Stack, ...]) -> BagIndex:
+    """The index of a bag, from scratch."""
+    positions: dict[tuple[str, str], list[int]] = {}
+    for position, stack in enumerate(bag):
+        for key in stack_keys(stack):
+            positions.setdefault(key, []).append(position)
+    return {key: tuple(found) for key, found in positions.items()}
+
+
+def bag_index(bag: tuple[Stack, ...]) -> BagIndex:
+    """The index of a bag: remembered for the last bags asked about or built here."""
+    with _INDEXES_LOCK:
+        entry = _INDEXES.get(id(bag))
+        if entry is not None and entry[0] is bag:
+            _INDEXES.move_to_end(id(bag))
+            return entry[1]
+    index = build_bag_index(bag)
+    _remember(bag, index)
+    return index
+
+
+def _remember(bag: tuple[Stack, ...], index: BagIndex) -> None:
+    with _INDEXES_LOCK:
+        _INDEXES[id(bag)] = (bag, index)
+        _INDEXES.move_to_end(id(bag))
+        while len(_INDEXES) > MAX_INDEXED_BAGS:
+            _INDEXES.popitem(last=False)
+
+
+def _merged(index: BagIndex, keys: Iterable[tuple[str, str]]) -> list[int]:
+    """The positions under any of ``keys``, in bag order, each once."""
+    found = [index.get(key, ()) for key in keys]
+    if len(found) == 1:
+        return list(found[0])
+    return sorted({position for positions in found for position in positions})
+
+
+def _kind_key(thing: Thing) -> tuple[str, str]:
+    """Where stacks :meth:`Stack.same_kind` as a new stack of ``thing`` are indexed."""
+    if thing.item is not None:
+        return ("item", thing.item)
+    if thing.coin is not None:
+        return ("coin", thing.coin)
+    return ("name", thing.name.casefold())
+
+
 def add_to_bag(bag: tuple[Stack, ...], thing: Thing, count: int) -> tuple[Stack, ...] | None:
     """ITM-STACK-1: fill loose stacks of the same thing to their limit, then start new ones.
 
     Returns None when that would need more stacks than one bag takes (OQ-4).
     """
+    index = bag_index(bag)
     stacks = list(bag)
     left = count
     proto = thing.stack(1)
-    for index, stack in enumerate(stacks):
+    for position in index.get(_kind_key(thing), ()):
         if left == 0:
             break
-        # the cheap test first: an add to a long bag meets many full stacks (pure tests, any
-        # order gives the same answer)
+        stack = stacks[position]
         if stack.count < thing.stack_limit and stack.loose and stack.same_kind(proto):
             moved = min(left, thing.stack_limit - stack.count)
-            stacks[index] = stack.model_copy(update={"count": stack.count + moved})
+            stacks[position] = stack.model_copy(update={"count": stack.count + moved})
             left -= moved
     new_stacks = -(-left // thing.stack_limit)
     if len(stacks) + new_stacks > MAX_STACKS_PER_BAG:
         return None
+    added = range(len(stacks), len(stacks) + new_stacks)
     while left > 0:
         moved = min(left, thing.stack_limit)
         stacks.append(thing.stack(moved))
         left -= moved
-    return tuple(stacks)
+    grown = tuple(stacks)
+    if added:  # the new stacks are all of one kind, so they share their keys
+        index = dict(index)
+        for key in stack_keys(stacks[-1]):
+            index[key] = index.get(key, ()) + tuple(added)
+    _remember(grown, index)  # counts changed, keys did not
+    return grown
 
 
 def resolve_who(state: State, tag: Tag) -> int | Answer:
@@ -202,9 +286,9 @@ def add(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, An
     if thing is None:
         thing = Thing(name[:200], None, None, DEFAULT_STACK)
         block = game.ruleset.items
-        held = any(s.plain and s.name.casefold() == name.casefold()
-                   for c in state.characters for s in c.bag
-                   if who is None or c is state.characters[who])
+        held = any(c.bag[i].plain
+                   for c in state.characters if who is None or c is state.characters[who]
+                   for i in bag_index(c.bag).get(("name", name.casefold()), ()))
         if block is not None and not block.native and not held:  # ITM-FREE-4, ITM-FREE-5
             return state, refused(tag, reasons.NOT_RULESET_ITEM,
                                   f'"{name[:80]}" is not an item of this ruleset.')
@@ -221,6 +305,17 @@ def stack_matches(stack: Stack, thing: Thing | None, name: str) -> bool:
     return stack.name.casefold() == name.casefold()
 
 
+def matching_positions(bag: tuple[Stack, ...], thing: Thing | None, name: str) -> list[int]:
+    """The positions of the stacks :func:`stack_matches` finds, in bag order."""
+    if thing is not None and thing.item is not None:
+        keys = [("item", thing.item), ("shows", thing.item)]
+    elif thing is not None and thing.coin is not None:
+        keys = [("coin", thing.coin)]
+    else:
+        keys = [("name", name.casefold())]
+    return [i for i in _merged(bag_index(bag), keys) if stack_matches(bag[i], thing, name)]
+
+
 def take_from_bag(character: Character, thing: Thing | None, name: str, count: int,
                   keep: Callable[[Stack], bool] | None = None) -> tuple[tuple[Stack, ...], int]:
     """Take ``count`` of a thing out of a bag: loose stacks first, last stack first.
@@ -229,12 +324,13 @@ def take_from_bag(character: Character, thing: Thing | None, name: str, count: i
     new bag and how many the bag could give in all (the bag is unchanged when that is fewer
     than ``count``).
     """
-    takeable = [i for i, s in enumerate(character.bag)
-                if stack_matches(s, thing, name) and (keep is None or not keep(s))]
-    held = sum(character.bag[i].count for i in takeable)
+    bag = character.bag
+    takeable = [i for i in matching_positions(bag, thing, name)
+                if keep is None or not keep(bag[i])]
+    held = sum(bag[i].count for i in takeable)
     if held < count:
-        return character.bag, held
-    stacks = list(character.bag)
+        return bag, held
+    stacks = list(bag)
     left = count
     for index in sorted(takeable, key=lambda i: (not stacks[i].loose, -i)):
         if left == 0:
@@ -242,7 +338,10 @@ def take_from_bag(character: Character, thing: Thing | None, name: str, count: i
         moved = min(left, stacks[index].count)
         stacks[index] = stacks[index].model_copy(update={"count": stacks[index].count - moved})
         left -= moved
-    return tuple(s for s in stacks if s.count > 0), held
+    taken = tuple(s for s in stacks if s.count > 0)
+    if len(taken) == len(stacks):
+        _remember(taken, bag_index(bag))  # counts changed, keys and positions did not
+    return taken, held
 
 
 def remove(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, Answer]:
@@ -260,7 +359,7 @@ def remove(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State,
     character = state.characters[who]
     thing = find_thing(game, name, state)
     label = thing.name if thing is not None else name[:200]
-    total = sum(s.count for s in character.bag if stack_matches(s, thing, name))
+    total = sum(character.bag[i].count for i in matching_positions(character.bag, thing, name))
     bag, free = take_from_bag(character, thing, name, count,
                               keep=lambda s: cursed_bound(game, state, s))
     if total == 0:
