@@ -97,6 +97,9 @@ def _key(tag: Tag) -> tuple[str, str | None]:
 
 def _notes(tag: Tag, key: tuple[str, str | None]) -> tuple[str, ...]:
     reads = READS.get(key)
+    if reads is not None and ENGINE_ONLY.isdisjoint(reads) and reads.issuperset(
+            name for name, _ in tag.attrs):
+        return ()  # the common case: every attribute is one the handler reads
     notes = []
     for name, _ in tag.attrs:
         if name in ENGINE_ONLY:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .dice import Stream
 
@@ -25,7 +25,7 @@ class TurnContext:
         return ".".join(str(part) for part in self.turn_key)
 
     def for_tag(self, ordinal: int) -> TurnContext:
-        return replace(self, ordinal=ordinal)
+        return TurnContext(self.seed, self.turn_key, ordinal)  # dataclasses.replace is slow
 
     def stream(self, kind: str, purpose: str) -> Stream:
         """The dice for ``purpose`` of the ``ordinal``-th tag of ``kind`` in this turn."""
