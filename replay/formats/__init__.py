@@ -200,6 +200,7 @@ def json_lines(text: str) -> tuple[list[tuple[int, Any]], list[ReadDiagnostic]]:
     """Each non-blank line's JSON value with its 1-based line number; bad lines as diagnostics."""
     records: list[tuple[int, Any]] = []
     diagnostics: list[ReadDiagnostic] = []
+    escapes = ESCAPED_SURROGATE.search(text) is not None  # one search, not one a line
     for number, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip().lstrip("\ufeff")  # a BOM here comes from files joined with cat
         if not line:
@@ -215,7 +216,7 @@ def json_lines(text: str) -> tuple[list[tuple[int, Any]], list[ReadDiagnostic]]:
                 ReadDiagnostic(line=number, code=BAD_JSON, message=f"not JSON: {one_line(error)}")
             )
         else:
-            if ESCAPED_SURROGATE.search(line) and scrub_surrogates(value):
+            if escapes and ESCAPED_SURROGATE.search(line) and scrub_surrogates(value):
                 diagnostics.append(lone_surrogates(number))
             records.append((number, value))
     return records, diagnostics

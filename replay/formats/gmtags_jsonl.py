@@ -36,6 +36,8 @@ from replay.transcript import (
 
 ROLES: dict[str, Role] = {role: role for role in get_args(Role)}
 KEYS = frozenset({"role", "name", "text", "swipes", "swipe", "hidden", "new_session", "event"})
+# The keys of the common line, read by :func:`plain_message` without the field-by-field checks.
+PLAIN_KEYS = frozenset({"role", "name", "text", "hidden", "new_session"})
 
 
 def read(records: Sequence[tuple[int, Any]]) -> Transcript:
@@ -63,6 +65,14 @@ def read_message(line: int, value: Any, diagnostics: list[ReadDiagnostic]) -> Me
             ReadDiagnostic(line=line, code=BAD_MESSAGE, message="line is not a JSON object")
         )
         return None
+    plain = plain_message(line, value)
+    return plain if plain is not None else read_fields(line, value, diagnostics)
+
+
+def read_fields(
+    line: int, value: dict[str, Any], diagnostics: list[ReadDiagnostic]
+) -> Message | None:
+    """A message object read field by field: every key and type checked and reported."""
     role_value = value.get("role")
     role = ROLES.get(role_value) if isinstance(role_value, str) else None
     if role is None:
@@ -113,6 +123,37 @@ def read_message(line: int, value: Any, diagnostics: list[ReadDiagnostic]) -> Me
         hidden=fields.flag(value, "hidden", line, diagnostics),
         new_session=fields.flag(value, "new_session", line, diagnostics),
         event=event,
+        source_line=line,
+    )
+
+
+def plain_message(line: int, value: dict[str, Any]) -> Message | None:
+    """The common line — a player, GM or system message with text, name and flags of the right
+    types and nothing else — as the full reading builds it; None for any other line, which
+    :func:`read_message` then reads field by field (with its diagnostics)."""
+    role = value.get("role")
+    if not isinstance(role, str) or role == "event" or role not in ROLES:
+        return None
+    if not PLAIN_KEYS.issuperset(value):
+        return None
+    name, text = value.get("name"), value.get("text")
+    hidden, new_session = value.get("hidden"), value.get("new_session")
+    if not (
+        (name is None or isinstance(name, str))
+        and (text is None or isinstance(text, str))
+        and (hidden is None or isinstance(hidden, bool))
+        and (new_session is None or isinstance(new_session, bool))
+    ):
+        return None
+    return Message(
+        role=ROLES[role],
+        name=name,
+        text=text or "",
+        swipes=None,
+        swipe=0,
+        hidden=bool(hidden),
+        new_session=bool(new_session),
+        event=None,
         source_line=line,
     )
 
