@@ -156,10 +156,10 @@ def _remember(bag: tuple[Stack, ...], index: BagIndex) -> None:
 
 def _merged(index: BagIndex, keys: Iterable[tuple[str, str]]) -> list[int]:
     """The positions under any of ``keys``, in bag order, each once."""
-    found = [index.get(key, ()) for key in keys]
-    if len(found) == 1:
-        return list(found[0])
-    return sorted({position for positions in found for position in positions})
+    found = [positions for key in keys if (positions := index.get(key))]
+    if len(found) <= 1:
+        return list(found[0]) if found else []
+    return sorted(set().union(*found))
 
 
 def _kind_key(thing: Thing) -> tuple[str, str]:
@@ -179,12 +179,16 @@ def add_to_bag(bag: tuple[Stack, ...], thing: Thing, count: int) -> tuple[Stack,
     index = bag_index(bag)
     stacks = list(bag)
     left = count
-    proto = thing.stack(1)
+    proto: Stack | None = None  # built when a stack with room is met (most are full)
     for position in index.get(_kind_key(thing), ()):
         if left == 0:
             break
         stack = stacks[position]
-        if stack.count < thing.stack_limit and stack.loose and stack.same_kind(proto):
+        if stack.count >= thing.stack_limit or not stack.loose:
+            continue
+        if proto is None:
+            proto = thing.stack(1)
+        if stack.same_kind(proto):
             moved = min(left, thing.stack_limit - stack.count)
             stacks[position] = stack.model_copy(update={"count": stack.count + moved})
             left -= moved
