@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel
 
 from .game import CatalogItem, Game
+from .memo import IdentityMemo
 from .ruleset import Item, ValueRef
 from .state import Character, Stack, State
 
@@ -61,28 +64,80 @@ def is_worn(entry: CatalogItem, stack: Stack) -> bool:
 
 def effect_part(item: Item, which: str) -> Mapping[str, Any]:
     """An item's ``worn``/``carried``/``binds`` value as plain JSON keys, whatever model type
-    the ruleset package gives it (one place to change when those keys get their own types)."""
-    value: Any = getattr(item, which, None)
-    if value is None:
-        return {}
+    the ruleset package gives it (one place to change when those keys get their own types).
+    Read once per item and remembered (items are immutable); the mapping is read-only."""
+    parts = _PARTS.get((item,))
+    if parts is None:
+        parts = _PARTS.put((item,), {})
+    part = parts.get(which)
+    if part is None:
+        part = parts[which] = MappingProxyType(_dumped(getattr(item, which, None)))
+    return part
+
+
+def _dumped(value: Any) -> dict[str, Any]:
     if isinstance(value, BaseModel):
         dumped: dict[str, Any] = value.model_dump(mode="json", by_alias=True, exclude_none=True)
         return dumped
-    return value if isinstance(value, Mapping) else {}
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+_PARTS: IdentityMemo[dict[str, Mapping[str, Any]]] = IdentityMemo(4096)
+
+
+@dataclass(frozen=True, slots=True)
+class Owned:
+    """One ruleset item a character owns, however many stacks of it (ITM-WORN-8): its
+    reference, the name it applies under (the catalog label, else the reference) and whether
+    any copy is worn, which then wins over merely carried ones (ITM-WORN-1)."""
+
+    ref: str
+    label: str
+    item: Item
+    worn: bool
+
+
+def owned_items(game: Game, character: Character, state: State | None = None
+                ) -> tuple[Owned, ...]:
+    """Every ruleset item (catalog, or invented when ``state`` is given) the character owns,
+    once each, in the bag order of its first stack. Remembered per bag: checks ask this of
+    the same bag again and again, and a bag of hundreds of stacks holds few distinct items."""
+    invented = state.invented if state is not None else None
+    keys = (character.bag, game, invented)
+    found = _OWNED.get(keys)
+    if found is not None:
+        return found
+    worn: dict[str, bool] = {}
+    items: dict[str, tuple[str, Item] | None] = {}  # each reference looked up once
+    for stack in character.bag:
+        ref = stack.item
+        if ref is None:
+            continue
+        if ref not in items:
+            entry = game.items.get(ref)
+            if entry is not None:
+                items[ref] = (entry.label, entry.item)
+            else:
+                made = next((i.item for i in invented or () if i.ref == ref), None)
+                items[ref] = (ref, made) if made is not None else None
+        named = items[ref]
+        if named is not None and not worn.get(ref, False):
+            worn[ref] = item_is_worn(named[1], stack)
+    owned = tuple(Owned(ref, named[0], named[1], worn[ref])
+                  for ref, named in items.items() if named is not None)
+    return _OWNED.put(keys, owned)
+
+
+_OWNED: IdentityMemo[tuple[Owned, ...]] = IdentityMemo(256)
 
 
 def _owned_items(game: Game, character: Character,
                  state: State | None) -> Iterator[tuple[str, Item, Stack]]:
-    """Every ruleset item in the bag (catalog or invented) with its reference and stack."""
+    """Every stack of a ruleset item in the bag (catalog or invented), with its item."""
+    items = {owned.ref: owned.item for owned in owned_items(game, character, state)}
     for stack in character.bag:
-        if stack.item is None:
-            continue
-        found = game.items.get(stack.item)
-        item = found.item if found is not None else None
-        if item is None and state is not None:
-            item = next((i.item for i in state.invented if i.ref == stack.item), None)
-        if item is not None:
-            yield stack.item, item, stack
+        if stack.item is not None and stack.item in items:
+            yield stack.item, items[stack.item], stack
 
 
 def active_parts(game: Game, character: Character,
@@ -90,24 +145,8 @@ def active_parts(game: Game, character: Character,
     """The ``worn`` or ``carried`` part each owned item applies now (ITM-WORN-1), once per
     item however many stacks of it the character owns (ITM-WORN-8); a worn copy wins over a
     merely carried one. In bag order, as (reference, item, part)."""
-    worn: dict[str, bool] = {}
-    items: dict[str, Item | None] = {}  # each reference looked up once per call
-    for stack in character.bag:
-        ref = stack.item
-        if ref is None:
-            continue
-        if ref in items:
-            item = items[ref]
-        else:
-            found = game.items.get(ref)
-            item = found.item if found is not None else None
-            if item is None and state is not None:
-                item = next((i.item for i in state.invented if i.ref == ref), None)
-            items[ref] = item
-        if item is not None and not worn.get(ref, False):
-            worn[ref] = item_is_worn(item, stack)
-    return [(ref, item, effect_part(item, "worn" if worn[ref] else "carried"))
-            for ref, item in items.items() if item is not None]
+    return [(owned.ref, owned.item, effect_part(owned.item, "worn" if owned.worn else "carried"))
+            for owned in owned_items(game, character, state)]
 
 
 def effective_abilities(game: Game, character: Character | None,

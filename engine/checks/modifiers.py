@@ -12,10 +12,11 @@ from pydantic import BaseModel, ValidationError
 
 from ..dice import DiceExpr, parse_dice
 from ..game import Game
+from ..memo import IdentityMemo
 from ..ruleset.effects import Effects, Requirement
 from ..ruleset.items import Item
 from ..ruleset.sheet import Condition
-from ..sheet import SheetView, item_is_worn
+from ..sheet import SheetView, owned_items
 from ..state import Character, State
 from ..tracks import wound_penalties
 from .request import CheckKind
@@ -69,22 +70,17 @@ def _requirements(value: Any) -> Iterator[Requirement]:
             continue
 
 
-_CONDITIONS: dict[int, tuple[Condition, Effects | None]] = {}
-MAX_CACHED = 4096
+_CONDITIONS: IdentityMemo[Effects | None] = IdentityMemo(4096)
 
 
 def _condition_part(condition: Condition) -> Effects | None:
-    """A condition read as a ``worn``-style part, built once per ruleset condition (the cache
-    holds the condition itself, so its id is never reused while cached)."""
-    cached = _CONDITIONS.get(id(condition))
-    if cached is not None and cached[0] is condition:
-        return cached[1]
+    """A condition read as a ``worn``-style part, built once per ruleset condition."""
+    found = _CONDITIONS.get((condition,))
+    if found is not None:
+        return found
     dumped = condition.model_dump(mode="json", by_alias=True, exclude_none=True)
-    part = _effects({k: v for k, v in dumped.items() if k not in ("id", "label")})
-    if len(_CONDITIONS) >= MAX_CACHED:
-        _CONDITIONS.clear()
-    _CONDITIONS[id(condition)] = (condition, part)
-    return part
+    return _CONDITIONS.put((condition,), _effects(
+        {k: v for k, v in dumped.items() if k not in ("id", "label")}))
 
 
 def sources(game: Game, state: State, character: Character,
@@ -105,32 +101,28 @@ def sources(game: Game, state: State, character: Character,
     if not character.bag:
         return
     # ITM-WORN-1/8: once per owned item, in bag order; a worn copy wins over a carried one.
-    items: dict[str, tuple[str, Item]] = {}
-    worn: dict[str, bool] = {}
-    for stack in character.bag:
-        ref = stack.item
-        if ref is None:
-            continue
-        found = game.items.get(ref)
-        if found is not None:
-            label, item = found.label, found.item
-        else:
-            invented = next((i for i in state.invented if i.ref == ref), None)
-            if invented is None:
-                continue
-            label, item = ref, invented.item
-        items[ref] = (label, item)
-        worn[ref] = worn.get(ref, False) or item_is_worn(item, stack)
-    for ref, (label, item) in items.items():
-        part = _effects(item.worn if worn[ref] else item.carried)
+    owned = owned_items(game, character, state)
+    for item in owned:
+        part = _item_part(item.item, item.worn)
         if part is not None:
-            yield label, part
-    for ref, (label, item) in items.items():  # ITM-REQ-4/5: only a worn item demands anything
-        if ref not in game.items or not worn[ref]:
+            yield item.label, part
+    for item in owned:  # ITM-REQ-4/5: only a worn item demands anything
+        if not item.worn or item.ref not in game.items:
             continue
-        for requirement in _requirements(item.requires):
+        for requirement in _requirements(item.item.requires):
             if view.value(requirement.value) < requirement.at_least:
-                yield label, requirement.otherwise
+                yield item.label, requirement.otherwise
+
+
+_ITEM_PARTS: IdentityMemo[tuple[Effects | None, Effects | None]] = IdentityMemo(4096)
+
+
+def _item_part(item: Item, worn: bool) -> Effects | None:
+    """The item's ``worn`` or ``carried`` part read as Effects, read once per item."""
+    parts = _ITEM_PARTS.get((item,))
+    if parts is None:
+        parts = _ITEM_PARTS.put((item,), (_effects(item.worn), _effects(item.carried)))
+    return parts[0] if worn else parts[1]
 
 
 def _concerns(scope_skills: list[str] | None, scope_saves: list[str] | None, kind: CheckKind,

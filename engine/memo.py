@@ -1,0 +1,48 @@
+"""Remembering what immutable values compute to, by their identity.
+
+State values, ruleset items and bags are immutable, so what a pure function computes from
+them never changes while they live. A fold asks the same questions of the same objects many
+times (every check walks the roller's bag for what their items do), so the answer is kept
+with the objects it was computed from and reused only while *those very objects* are asked
+about again. The memo holds the objects, so their ids cannot be reused by other objects while
+an entry lives; it is bounded and starts over when full. Results never depend on what is
+remembered, which keeps the engine pure.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+V = TypeVar("V")
+
+
+class IdentityMemo(Generic[V]):
+    """Values keyed by a tuple of objects, matched by identity (``is``), at most ``size``.
+
+    Safe under threads without a lock: each get and put is one dict operation, and a lost
+    entry is only computed again.
+    """
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._entries: dict[int, tuple[tuple[object, ...], V]] = {}
+
+    def get(self, keys: tuple[object, ...]) -> V | None:
+        """The value remembered for exactly these objects, or None."""
+        entry = self._entries.get(id(keys[0]))
+        if entry is None:
+            return None
+        held, value = entry
+        if len(held) != len(keys) or any(a is not b for a, b in zip(held, keys, strict=True)):
+            return None
+        return value
+
+    def put(self, keys: tuple[object, ...], value: V) -> V:
+        """Remember ``value`` for these objects (replacing what the first one had); returns it."""
+        if len(self._entries) >= self.size:
+            self._entries.clear()
+        self._entries[id(keys[0])] = (keys, value)
+        return value
+
+    def clear(self) -> None:
+        self._entries.clear()

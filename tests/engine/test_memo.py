@@ -1,0 +1,46 @@
+"""The identity memo the engine remembers pure results in, and what it remembers: a
+character's owned items (ITM-WORN-1/8) are the same whether computed or remembered."""
+
+from __future__ import annotations
+
+from helpers import answer, fixture_json
+
+from engine import load_ruleset, start_state
+from engine.memo import IdentityMemo
+from engine.sheet import _OWNED, active_parts, owned_items
+
+
+def test_a_value_is_found_only_for_the_very_same_objects() -> None:
+    memo: IdentityMemo[str] = IdentityMemo(4)
+    first, second = ["bag"], ["bag"]  # equal, not the same
+    memo.put((first, "game"), "remembered")
+    assert memo.get((first, "game")) == "remembered"
+    assert memo.get((second, "game")) is None
+    assert memo.get((first, "other game")) is None
+    assert memo.get((first,)) is None  # fewer keys never match
+
+
+def test_the_memo_is_bounded_and_starts_over_when_full() -> None:
+    memo: IdentityMemo[int] = IdentityMemo(3)
+    held = [object() for _ in range(10)]
+    for number, key in enumerate(held):
+        memo.put((key,), number)
+        assert len(memo._entries) <= 3
+    assert memo.get((held[-1],)) == 9
+
+
+def test_itm_worn_8_owned_items_remembered_equal_owned_items_computed() -> None:
+    """Every state of a game with worn and carried items: the remembered answer is the one
+    computed from scratch, and a changed bag is never answered from an old one."""
+    game = load_ruleset(fixture_json("rulesets/harrow.json"))
+    state = start_state(game, fixture_json("parties/harrow.json"))
+    tags = ['[inventory: action="add" item="Rope"]', '[inventory: action="add" item="Torch" count=3]',
+            '[inventory: action="remove" item="Rope"]']
+    for tag in tags:
+        state, answers = answer(game, state, tag)
+        assert answers[0].ok, answers[0].text
+        for character in state.characters:
+            remembered = owned_items(game, character, state)
+            _OWNED.clear()
+            assert owned_items(game, character, state) == remembered
+            assert active_parts(game, character, state) == active_parts(game, character, state)
