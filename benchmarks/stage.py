@@ -1,8 +1,10 @@
 """The pipeline stage's cost per reply, for chats of 10, 1,000 and 10,000 turns (issue 12).
 
 Prints, per chat length:
-- ``prepare``: the stage's own work for one more reply with a warm snapshot cache (read the
-  messages, find the longest cached prefix, fold what is new, write the GM section), p50 in ms;
+- ``prepare``: the stage's own work for one more reply with a warm snapshot cache, from the
+  request's bytes to the bytes sent on to the model, as the server does it (read the body,
+  find the longest cached prefix, fold what is new, write the GM section, splice it into the
+  body), p50 in ms;
   goal: flat — 10,000 turns within 1.5x of 10 turns. Each new reply pays a penny: once the
   purse is empty (long before 1,000 turns) it is refused and the state stays the same object,
   so the GM section is remembered whole.
@@ -16,6 +18,7 @@ Run from the repository root: .venv/bin/python benchmarks/stage.py
 
 from __future__ import annotations
 
+import json
 import socket
 import statistics
 import sys
@@ -36,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from replay.cache import MemoryStore, SnapshotCache
 from replay.files import bundled
 from replay.stage.app import GameFolder, StageConfig, build_app, load_game, prepare
+from replay.stage.body import BodyReader
 
 SIZES = (10, 1_000, 10_000)
 ROUNDS = {10: 60, 1_000: 60, 10_000: 20}
@@ -87,17 +91,22 @@ def p50(values: list[float]) -> float:
 
 
 def prepare_p50(folder: GameFolder, turns: int, replies: list[str]) -> float:
-    """The fold itself, in process, warm: each round adds one more reply to the chat."""
+    """The stage's work in process, warm: each round adds one more reply to the chat. Each
+    request is timed from its bytes (as a client sends them: a new JSON text each time, so
+    nothing is shared with the last request's objects unless the stage shares it)."""
     cache = SnapshotCache(MemoryStore())
+    reader = BodyReader()
     messages = chat(turns)
-    prepare(folder, cache, {"messages": [*messages, {"role": "user", "content": "go"}]})
+    first = {"model": "m", "messages": [*messages, {"role": "user", "content": "go"}]}
+    prepare(folder, cache, reader.read(json.dumps(first).encode())).content()
     prepared: list[float] = []
     for round_ in range(ROUNDS[turns]):
         messages += [{"role": "user", "content": f"more {round_}"},
                      {"role": "assistant", "content": replies[round_ % len(replies)]}]
-        body = {"messages": [*messages, {"role": "user", "content": "go"}]}
+        raw = json.dumps({"model": "m",
+                          "messages": [*messages, {"role": "user", "content": "go"}]}).encode()
         started = time.perf_counter()
-        prepare(folder, cache, body)
+        prepare(folder, cache, reader.read(raw)).content()
         prepared.append(time.perf_counter() - started)
     return p50(prepared)
 

@@ -264,13 +264,16 @@ class Chain:
     (``copy().digest()``) when it is asked for.
     """
 
-    def __init__(self, root: bytes, turns: Sequence[Turn], known: Chain | None = None) -> None:
+    def __init__(self, root: bytes, turns: Sequence[Turn], known: Chain | None = None,
+                 shared: int | None = None) -> None:
         """``known``: a chain of the same root whose turns this one may begin with; the turns
-        they share are neither encoded nor hashed again."""
+        they share (``shared``, counted here when not given) are neither encoded nor hashed
+        again."""
         self.root = root
         self.turns = turns
-        shared = 0
-        if known is not None and known.root == root:
+        if known is None or known.root != root:
+            shared = 0
+        elif shared is None:
             shared = common_prefix(known.turns, turns)
         kept = 0  # blocks of the shared turns whose running hash ``known`` already holds
         if known is not None and shared:
@@ -371,42 +374,74 @@ class SnapshotCache:
         self._lock = threading.Lock()
         self._requests: deque[tuple[Sequence[Any], list[Turn]]] = deque(maxlen=RECENT_CHATS)
         self._chains: deque[Chain] = deque(maxlen=RECENT_CHATS)
+        # (turns given, the recent turns they begin with, how many): what chain() may reuse
+        self._lineage: deque[tuple[Sequence[Turn], Sequence[Turn], int]] = deque(
+            maxlen=2 * RECENT_CHATS)
 
-    def turns(self, messages: Sequence[Any]) -> list[Turn]:
+    def turns(self, messages: Sequence[Any],
+              like: tuple[Sequence[Any], int] | None = None) -> list[Turn]:
         """:func:`openai_turns` of ``messages``, reusing the turns of a recent request that
         began with the same messages (a chat's next request repeats all of the last one), so
         only the new messages are read. ``messages`` must not change in place afterwards (a
-        parsed request body never does)."""
+        parsed request body never does).
+
+        ``like``: (a recent request's messages, how many leading messages ``messages`` shares
+        with it), when the caller knows (:class:`replay.stage.body.BodyReader` compared their
+        bytes); the messages are then not compared again."""
         with self._lock:
             recent = list(self._requests)
         known: list[Turn] = []
         shared = 0
-        for old_messages, old_turns in reversed(recent):  # newest first: the longest, usually
-            if min(len(old_messages), len(messages)) <= shared:
-                continue  # cannot share more than the best so far
-            common = common_prefix(old_messages, messages)
-            if common > shared:
-                known, shared = old_turns, common
+        if like is not None:
+            for old_messages, old_turns in reversed(recent):
+                if old_messages is like[0]:
+                    known, shared = old_turns, like[1]
+                    break
+        if not shared:
+            for old_messages, old_turns in reversed(recent):  # newest first: the longest
+                if min(len(old_messages), len(messages)) <= shared:
+                    continue  # cannot share more than the best so far
+                common = common_prefix(old_messages, messages)
+                if common > shared:
+                    known, shared = old_turns, common
         cut = bisect.bisect_left(known, shared, key=lambda turn: turn.at)
         turns = known[:cut] + openai_turns(messages, shared)
         with self._lock:
             self._requests.append((messages, turns))
+            self._lineage.append((turns, known, cut))
         return turns
+
+    def drop_last(self, turns: list[Turn]) -> list[Turn]:
+        """``turns[:-1]``, still known to share its first turns with a recent chain."""
+        dropped = turns[:-1]
+        with self._lock:
+            for new, known, cut in reversed(self._lineage):
+                if new is turns:
+                    self._lineage.append((dropped, known, min(cut, len(dropped))))
+                    break
+        return dropped
 
     def chain(self, root: bytes, turns: Sequence[Turn]) -> Chain:
         """The :class:`Chain` of ``turns``, reusing what a recent chain of the same root that
-        shares its first turns has already encoded and hashed."""
+        shares its first turns has already encoded and hashed (known from :meth:`turns`
+        without comparing them, for turns it gave)."""
         with self._lock:
             recent = [c for c in self._chains if c.root == root]
+            lineage = next(((known, cut) for new, known, cut in reversed(self._lineage)
+                            if new is turns), None)
         known: Chain | None = None
         shared = 0
-        for candidate in reversed(recent):  # newest first, as in turns()
-            if min(len(candidate.turns), len(turns)) <= shared:
-                continue
-            common = common_prefix(candidate.turns, turns)
-            if common > shared:
-                known, shared = candidate, common
-        chain = Chain(root, turns, known)
+        if lineage is not None and lineage[1]:
+            known = next((c for c in reversed(recent) if c.turns is lineage[0]), None)
+            shared = lineage[1] if known is not None else 0
+        if known is None:
+            for candidate in reversed(recent):  # newest first, as in turns()
+                if min(len(candidate.turns), len(turns)) <= shared:
+                    continue
+                common = common_prefix(candidate.turns, turns)
+                if common > shared:
+                    known, shared = candidate, common
+        chain = Chain(root, turns, known, shared)
         with self._lock:
             self._chains.append(chain)
         return chain

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import httpx
 from starlette.applications import Starlette
@@ -38,6 +38,7 @@ from ..fold import replay
 from ..formats import parse_transcript, transcript_from_openai
 from ..transcript import TranscriptError
 from .answering import AnswerMode, ReplyStream
+from .body import Body, BodyReader
 
 log = logging.getLogger("gmtags.stage")
 T = TypeVar("T")
@@ -149,28 +150,51 @@ def error(status: int, message: str, kind: str = "invalid_request_error",
 class Prepared:
     """A chat request made ready for the model: what to send and how to answer the reply."""
 
-    body: dict[str, Any]
+    document: dict[str, Any]  # the request as the client sent it
+    section: dict[str, str]  # the GM section's system message, sent as message ``at``
+    at: int
     outcome: FoldOutcome
     before: str  # the text of a reply being continued, else ""
+    read: Body | None = None  # the client's bytes, when they were read by a BodyReader
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The request for the model: the client's, with the GM section added."""
+        messages = self.document["messages"]
+        return {**self.document,
+                "messages": [*messages[:self.at], self.section, *messages[self.at:]]}
+
+    def content(self) -> bytes:
+        """:attr:`body` as JSON bytes: the client's own bytes with the section spliced in
+        when there are any (nothing the client wrote is serialised again)."""
+        if self.read is not None:
+            return self.read.spliced(self.at, json.dumps(self.section).encode())
+        return json.dumps(self.body).encode()
 
 
-def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any]) -> Prepared:
-    """Fold the request's transcript and add the GM section to its messages (worker thread)."""
-    messages = body["messages"]
-    turns = cache.turns(messages)
+def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Body) -> Prepared:
+    """Fold the request's transcript and add the GM section to its messages (worker thread).
+
+    A :class:`Body` (the client's bytes, read by a :class:`BodyReader`) lets the turns of the
+    messages it shares with a recent request be reused without comparing them again."""
+    read = body if isinstance(body, Body) else None
+    document = read.document if read is not None else cast(dict[str, Any], body)
+    messages = document["messages"]
+    like = (read.base.messages, read.shared) if read is not None and read.base else None
+    turns = cache.turns(messages, like)
     before = ""
     if folder.continue_replies and turns and turns[-1].role == "gm":
         # SillyTavern's Continue: the last GM message is the start of the reply being written.
         before = turns[-1].text
-        turns = turns[:-1]
+        turns = cache.drop_last(turns)
     outcome = fold_turns(folder.game, folder.start, turns, cache)
     section = folder.section(outcome.snapshot.state, outcome.snapshot.last_answers)
     leading = 0
     while leading < len(messages) and isinstance(messages[leading], dict) and messages[
             leading].get("role") in ("system", "developer"):
         leading += 1
-    sent = [*messages[:leading], {"role": "system", "content": section}, *messages[leading:]]
-    return Prepared({**body, "messages": sent}, outcome, before)
+    return Prepared(document, {"role": "system", "content": section}, leading, outcome, before,
+                    read)
 
 
 def _metadata(prepared: Prepared, stream: ReplyStream) -> dict[str, Any]:
@@ -192,7 +216,8 @@ def _authorised(request: Request, config: StageConfig) -> bool:
                           (request.headers.get("authorization") or "").removeprefix("Bearer "))
 
 
-async def _read_json(request: Request, limit: int) -> Any:
+async def _read_json(request: Request, limit: int, reader: BodyReader | None = None) -> Any:
+    """The request's JSON (a :class:`Body` for a chat request read by ``reader``)."""
     size = 0
     chunks: list[bytes] = []
     async for chunk in request.stream():
@@ -200,8 +225,9 @@ async def _read_json(request: Request, limit: int) -> Any:
         if size > limit:
             raise InputError(f"request body larger than {limit} bytes")
         chunks.append(chunk)
+    raw = b"".join(chunks)
     try:
-        return json.loads(b"".join(chunks))
+        return json.loads(raw) if reader is None else reader.read(raw)
     except RecursionError:
         raise InputError("request body is nested too deeply") from None
     except ValueError as failure:  # not JSON, or not UTF-8
@@ -211,6 +237,7 @@ async def _read_json(request: Request, limit: int) -> Any:
 def build_app(config: StageConfig) -> Starlette:
     """The stage as an ASGI app (uvicorn runs it; tests may too)."""
     cache = SnapshotCache(config.store)
+    reader = BodyReader()
     upstream = config.upstream.rstrip("/")
     # TCP_NODELAY: a request's headers and body go out as separate writes; without it the
     # second one waits for the model server's delayed ACK (~40 ms on Linux).
@@ -249,19 +276,23 @@ def build_app(config: StageConfig) -> Starlette:
         if isinstance(folder, Response):
             return folder
         try:
-            body = await _read_json(request, config.max_body)
+            read = await _read_json(request, config.max_body, reader)
         except InputError as failure:
             status = 413 if "larger" in str(failure) else 400
             return error(status, str(failure))
+        body = read.document if isinstance(read, Body) else read
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return error(400, "the body must be a JSON object with a messages array")
         try:
-            prepared = await run_in_threadpool(prepare, folder, cache, body)
+            prepared = await run_in_threadpool(prepare, folder, cache, read)
         except TranscriptError as failure:
             return error(400, str(failure))
         stream = ReplyStream(folder.game, prepared.outcome.snapshot.state,
                              prepared.outcome.snapshot.replies, folder.answers, prepared.before)
         headers = _client_headers(request, config)
+        # The body sent on is JSON in UTF-8, whatever the client called it (it was read as JSON).
+        headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+        headers["content-type"] = "application/json"
         if body.get("stream"):
             return await _streamed(request, prepared, stream, headers)
         return await _whole(request, prepared, stream, headers)
@@ -270,7 +301,7 @@ def build_app(config: StageConfig) -> Starlette:
                      headers: dict[str, str]) -> Response:
         try:
             reply = await _unless_gone(request, client.post(
-                f"{upstream}/chat/completions", json=prepared.body, headers=headers))
+                f"{upstream}/chat/completions", content=prepared.content(), headers=headers))
         except ClientGone:
             return Response(status_code=499)
         except httpx.HTTPError as failure:
@@ -292,7 +323,7 @@ def build_app(config: StageConfig) -> Starlette:
     async def _streamed(request: Request, prepared: Prepared, stream: ReplyStream,
                         headers: dict[str, str]) -> Response:
         upstream_request = client.build_request("POST", f"{upstream}/chat/completions",
-                                                json=prepared.body, headers=headers)
+                                                content=prepared.content(), headers=headers)
         try:
             # Until the model sends its headers the client's hanging up is watched here; then
             # StreamingResponse watches it and cancels _relay, which closes the model's stream.
