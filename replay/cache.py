@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import json
 import logging
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar, overload
 
 from pydantic import ValidationError
 
@@ -39,6 +40,7 @@ from .formats import openai
 from .transcript import Message
 
 log = logging.getLogger("gmtags.cache")
+T = TypeVar("T")
 
 SNAPSHOT_FORMAT = "gmtags-snapshot/1"
 PREFIX = "gmtags:"
@@ -177,6 +179,80 @@ class Turn(NamedTuple):
     text: str
 
 
+class Run(Sequence[T]):
+    """An immutable sequence kept in shared blocks of :data:`LOOKUP_BATCH` items, so that a
+    new sequence beginning with the first ``keep`` items of another (:meth:`extended`) shares
+    its whole blocks instead of copying every item: a chat's next request takes its messages,
+    turns and encoded turns this way, in time that does not grow with the chat."""
+
+    __slots__ = ("_blocks", "_length")
+
+    def __init__(self, items: Iterable[T] = ()) -> None:
+        self._blocks: list[tuple[T, ...]] = []
+        self._length = 0
+        self._append(list(items))
+
+    def _append(self, items: list[T]) -> None:
+        for start in range(0, len(items), LOOKUP_BATCH):
+            block = tuple(items[start:start + LOOKUP_BATCH])
+            self._blocks.append(block)
+            self._length += len(block)
+
+    def extended(self, keep: int, items: Iterable[T] = ()) -> Run[T]:
+        """The first ``keep`` items of this run, then ``items``."""
+        keep = max(0, min(keep, self._length))
+        whole, part = divmod(keep, LOOKUP_BATCH)
+        run: Run[T] = Run()
+        run._blocks = self._blocks[:whole]
+        run._length = whole * LOOKUP_BATCH
+        run._append([*(self._blocks[whole][:part] if part else ()), *items])
+        return run
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self._length)
+            if step != 1:
+                return list(self)[index]
+            found: list[T] = []
+            while start < stop:
+                block, at = divmod(start, LOOKUP_BATCH)
+                found.extend(self._blocks[block][at:at + stop - start])
+                start = (block + 1) * LOOKUP_BATCH
+            return found
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("Run index out of range")
+        return self._blocks[index // LOOKUP_BATCH][index % LOOKUP_BATCH]
+
+    def __iter__(self) -> Iterator[T]:
+        return itertools.chain.from_iterable(self._blocks)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Run({list(self)!r})"
+
+
+def as_run(items: Sequence[T]) -> Run[T]:
+    """``items`` as a :class:`Run` (itself when it is one)."""
+    return items if isinstance(items, Run) else Run(items)
+
+
 def openai_turns(messages: Sequence[Any], first: int = 0) -> list[Turn]:
     """The player and GM turns of an OpenAI ``messages`` array, read as the OpenAI reader does
     (from message ``first`` on; ``Turn.at`` is always the index in the whole array).
@@ -279,11 +355,12 @@ class Chain:
         if known is not None and shared:
             kept = min(shared // LOOKUP_BATCH, len(known._marks) - 1)
         if known is not None and kept:
-            self._encoded: list[bytes] = known._encoded[:shared] + _all_encoded(turns[shared:])
+            self._encoded: Run[bytes] = known._encoded.extended(
+                shared, _all_encoded(turns[shared:]))
             self._marks: list[Any] = known._marks[:kept + 1]
             hasher = self._marks[-1].copy()
         else:
-            self._encoded = _all_encoded(turns)
+            self._encoded = Run(_all_encoded(turns))
             self._marks = []
             hasher = hashlib.blake2b(root, digest_size=20)
         for block in range(kept * LOOKUP_BATCH, len(self._encoded), LOOKUP_BATCH):
@@ -303,13 +380,14 @@ class Chain:
             return [self._end.copy().digest() if self.turns else self.root]
         mark = min(first // LOOKUP_BATCH, len(self._marks) - 1)
         hasher = self._marks[mark].copy()
-        encoded = self._encoded
+        start = mark * LOOKUP_BATCH
+        encoded = self._encoded[start:last]  # the turns hashed on the way to ``last``
         found: list[bytes] = []
-        for position in range(mark * LOOKUP_BATCH, last + 1):
+        for position in range(start, last + 1):
             if position >= first:
                 found.append(hasher.copy().digest() if position else self.root)
-            if position < len(encoded):
-                hasher.update(encoded[position])
+            if position - start < len(encoded):
+                hasher.update(encoded[position - start])
         return found
 
 
@@ -372,14 +450,14 @@ class SnapshotCache:
         self._states: OrderedDict[str, tuple[State, bytes]] = OrderedDict()
         self._digests: dict[int, str] = {}  # id(state) -> digest, for states in _states
         self._lock = threading.Lock()
-        self._requests: deque[tuple[Sequence[Any], list[Turn]]] = deque(maxlen=RECENT_CHATS)
+        self._requests: deque[tuple[Sequence[Any], Run[Turn]]] = deque(maxlen=RECENT_CHATS)
         self._chains: deque[Chain] = deque(maxlen=RECENT_CHATS)
         # (turns given, the recent turns they begin with, how many): what chain() may reuse
         self._lineage: deque[tuple[Sequence[Turn], Sequence[Turn], int]] = deque(
             maxlen=2 * RECENT_CHATS)
 
     def turns(self, messages: Sequence[Any],
-              like: tuple[Sequence[Any], int] | None = None) -> list[Turn]:
+              like: tuple[Sequence[Any], int] | None = None) -> Run[Turn]:
         """:func:`openai_turns` of ``messages``, reusing the turns of a recent request that
         began with the same messages (a chat's next request repeats all of the last one), so
         only the new messages are read. ``messages`` must not change in place afterwards (a
@@ -390,7 +468,7 @@ class SnapshotCache:
         bytes); the messages are then not compared again."""
         with self._lock:
             recent = list(self._requests)
-        known: list[Turn] = []
+        known: Run[Turn] = Run()
         shared = 0
         if like is not None:
             for old_messages, old_turns in reversed(recent):
@@ -405,15 +483,15 @@ class SnapshotCache:
                 if common > shared:
                     known, shared = old_turns, common
         cut = bisect.bisect_left(known, shared, key=lambda turn: turn.at)
-        turns = known[:cut] + openai_turns(messages, shared)
+        turns = known.extended(cut, openai_turns(messages, shared))
         with self._lock:
             self._requests.append((messages, turns))
             self._lineage.append((turns, known, cut))
         return turns
 
-    def drop_last(self, turns: list[Turn]) -> list[Turn]:
+    def drop_last(self, turns: Run[Turn]) -> Run[Turn]:
         """``turns[:-1]``, still known to share its first turns with a recent chain."""
-        dropped = turns[:-1]
+        dropped = turns.extended(len(turns) - 1)
         with self._lock:
             for new, known, cut in reversed(self._lineage):
                 if new is turns:

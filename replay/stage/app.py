@@ -150,25 +150,26 @@ def error(status: int, message: str, kind: str = "invalid_request_error",
 class Prepared:
     """A chat request made ready for the model: what to send and how to answer the reply."""
 
-    document: dict[str, Any]  # the request as the client sent it
+    request: dict[str, Any] | Body  # as the client sent it
     section: dict[str, str]  # the GM section's system message, sent as message ``at``
     at: int
     outcome: FoldOutcome
     before: str  # the text of a reply being continued, else ""
-    read: Body | None = None  # the client's bytes, when they were read by a BodyReader
 
     @property
     def body(self) -> dict[str, Any]:
         """The request for the model: the client's, with the GM section added."""
-        messages = self.document["messages"]
-        return {**self.document,
+        document = self.request.document if isinstance(self.request, Body) else self.request
+        messages = document["messages"]
+        return {**document,
                 "messages": [*messages[:self.at], self.section, *messages[self.at:]]}
 
     def content(self) -> bytes:
         """:attr:`body` as JSON bytes: the client's own bytes with the section spliced in
-        when there are any (nothing the client wrote is serialised again)."""
-        if self.read is not None:
-            return self.read.spliced(self.at, json.dumps(self.section).encode())
+        when they were read by a :class:`BodyReader` (nothing the client wrote is serialised
+        again)."""
+        if isinstance(self.request, Body):
+            return self.request.spliced(self.at, json.dumps(self.section).encode())
         return json.dumps(self.body).encode()
 
 
@@ -178,8 +179,7 @@ def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Bod
     A :class:`Body` (the client's bytes, read by a :class:`BodyReader`) lets the turns of the
     messages it shares with a recent request be reused without comparing them again."""
     read = body if isinstance(body, Body) else None
-    document = read.document if read is not None else cast(dict[str, Any], body)
-    messages = document["messages"]
+    messages = read.messages if read is not None else cast(dict[str, Any], body)["messages"]
     like = (read.base.messages, read.shared) if read is not None and read.base else None
     turns = cache.turns(messages, like)
     before = ""
@@ -193,8 +193,7 @@ def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Bod
     while leading < len(messages) and isinstance(messages[leading], dict) and messages[
             leading].get("role") in ("system", "developer"):
         leading += 1
-    return Prepared(document, {"role": "system", "content": section}, leading, outcome, before,
-                    read)
+    return Prepared(body, {"role": "system", "content": section}, leading, outcome, before)
 
 
 def _metadata(prepared: Prepared, stream: ReplyStream) -> dict[str, Any]:
@@ -280,8 +279,8 @@ def build_app(config: StageConfig) -> Starlette:
         except InputError as failure:
             status = 413 if "larger" in str(failure) else 400
             return error(status, str(failure))
-        body = read.document if isinstance(read, Body) else read
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        if not isinstance(read, Body) and (
+                not isinstance(read, dict) or not isinstance(read.get("messages"), list)):
             return error(400, "the body must be a JSON object with a messages array")
         try:
             prepared = await run_in_threadpool(prepare, folder, cache, read)
@@ -293,7 +292,7 @@ def build_app(config: StageConfig) -> Starlette:
         # The body sent on is JSON in UTF-8, whatever the client called it (it was read as JSON).
         headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         headers["content-type"] = "application/json"
-        if body.get("stream"):
+        if read.get("stream"):
             return await _streamed(request, prepared, stream, headers)
         return await _whole(request, prepared, stream, headers)
 

@@ -22,8 +22,11 @@ import re
 import threading
 from collections import deque
 from dataclasses import dataclass
+from functools import cached_property
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
+
+from ..cache import Run
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
@@ -45,13 +48,22 @@ class Body:
     """
 
     raw: bytes
-    document: dict[str, Any]
-    messages: list[Any]
+    messages: Run[Any]
     opened: int
-    ends: list[int]
-    head: dict[str, Any]  # the keys before "messages", in order
+    ends: Run[int]
+    head: dict[str, Any]  # the members before "messages", in order
+    tail: dict[str, Any]  # and after it
     base: Body | None = None
     shared: int = 0
+
+    @cached_property
+    def document(self) -> dict[str, Any]:
+        """The body's JSON value (built when asked: its messages list is a copy)."""
+        return {**self.head, "messages": list(self.messages), **self.tail}
+
+    def get(self, key: str) -> Any:
+        """A member other than ``messages``, without building :attr:`document`."""
+        return self.head[key] if key in self.head else self.tail.get(key)
 
     def spliced(self, at: int, message: bytes) -> bytes:
         """The raw body with ``message`` (a JSON object's bytes) inserted as message ``at``."""
@@ -76,29 +88,23 @@ def _value(text: str, at: int) -> tuple[Any, int]:
     return value, end
 
 
-def _members(text: str, at: int, document: dict[str, Any], first: bool) -> int:
-    """Read ``"key": value`` members after ``at`` into ``document`` up to the closing ``}``;
-    ``first``: ``at`` is just past the ``{``. Returns the offset past the ``}``."""
-    at = _space(text, at)
-    if first and text.startswith("}", at):
-        return at + 1
+def _members(text: str, at: int, members: dict[str, Any]) -> int:
+    """Read ``, "key": value`` members from ``at`` into ``members`` up to the closing ``}``.
+    Returns the offset past the ``}``."""
     while True:
-        if not first:
-            if text.startswith("}", at):
-                return at + 1
-            if not text.startswith(",", at):
-                raise _Unexpected
-            at = _space(text, at + 1)
-        first = False
+        at = _space(text, at)
+        if text.startswith("}", at):
+            return at + 1
+        if not text.startswith(",", at):
+            raise _Unexpected
+        at = _space(text, at + 1)
         if not text.startswith('"', at):
             raise _Unexpected
         key, at = scanstring(text, at + 1)
         at = _space(text, at)
-        if not text.startswith(":", at) or key in document or key == "messages":
+        if not text.startswith(":", at) or key in members or key == "messages":
             raise _Unexpected  # "messages" is read by the caller; a key twice is left to json
-        value, at = _value(text, _space(text, at + 1))
-        document[key] = value
-        at = _space(text, at)
+        members[key], at = _value(text, _space(text, at + 1))
 
 
 def _items(text: str, at: int, offset: int, messages: list[Any], ends: list[int],
@@ -163,28 +169,25 @@ def _read_fresh(raw: bytes) -> Body:
     else:  # byte offsets counted from the array on
         opened = len(text[:at + 1].encode("utf-8", "surrogatepass"))
         at += 1 + _items(text[at + 1:], 0, opened, messages, ends, False, first=True)
-    return _finish(raw, text, at, head, messages, opened, ends)
+    return _finish(raw, text, at, head, Run(messages), opened, Run(ends))
 
 
-def _finish(raw: bytes, text: str, at: int, head: dict[str, Any], messages: list[Any],
-            opened: int, ends: list[int], base: Body | None = None, shared: int = 0) -> Body:
+def _finish(raw: bytes, text: str, at: int, head: dict[str, Any], messages: Run[Any],
+            opened: int, ends: Run[int], base: Body | None = None, shared: int = 0) -> Body:
     """The members after the messages array (from ``at`` in ``text``), and the Body."""
-    document = dict(head)
-    document["messages"] = messages
     at = _space(text, at)
+    tail: dict[str, Any] = {}
     if text.startswith(",", at):
-        tail: dict[str, Any] = {}
-        at = _members(text, at, tail, first=False)
-        if any(key in document for key in tail):
+        at = _members(text, at, tail)
+        if any(key in head for key in tail):
             raise _Unexpected
-        document.update(tail)
     elif text.startswith("}", at):
         at += 1
     else:
         raise _Unexpected
     if _space(text, at) != len(text):
         raise _Unexpected
-    return Body(raw, document, messages, opened, ends, head, base, shared)
+    return Body(raw, messages, opened, ends, head, tail, base, shared)
 
 
 def _shared_messages(raw: bytes, old: Body, search: bool) -> int:
@@ -197,7 +200,9 @@ def _shared_messages(raw: bytes, old: Body, search: bool) -> int:
     ends = old.ends
     count = len(ends)
     for probe in range(count, max(count - PROBES, 0), -1):  # the usual case: only the end moved
-        if raw.startswith(view[:ends[probe - 1]]):
+        start = ends[probe - 2] if probe > 1 else old.opened
+        # The message itself first (a few bytes), then everything before it (one memcmp).
+        if raw.startswith(view[start:ends[probe - 1]], start) and raw.startswith(view[:start]):
             return probe
     if not search:
         return 0
@@ -213,19 +218,13 @@ def _shared_messages(raw: bytes, old: Body, search: bool) -> int:
 
 def _read_after(raw: bytes, old: Body, shared: int) -> Body:
     """``raw`` that repeats ``old``'s bytes up to the end of its message ``shared``."""
-    if shared:
-        cut = old.ends[shared - 1]
-        text = raw[cut:].decode("utf-8", "surrogatepass")
-        ascii_only = len(text) == len(raw) - cut
-        messages = old.messages[:shared]
-        ends = old.ends[:shared]
-        at = _items(text, 0, cut, messages, ends, ascii_only, first=False)
-    else:
-        cut = old.opened
-        text = raw[cut:].decode("utf-8", "surrogatepass")
-        messages, ends = [], []
-        at = _items(text, 0, cut, messages, ends, len(text) == len(raw) - cut, first=True)
-    return _finish(raw, text, at, old.head, messages, old.opened, ends, old, shared)
+    cut = old.ends[shared - 1] if shared else old.opened
+    text = raw[cut:].decode("utf-8", "surrogatepass")
+    messages: list[Any] = []
+    ends: list[int] = []
+    at = _items(text, 0, cut, messages, ends, len(text) == len(raw) - cut, first=not shared)
+    return _finish(raw, text, at, old.head, old.messages.extended(shared, messages),
+                   old.opened, old.ends.extended(shared, ends), old, shared)
 
 
 class BodyReader:
