@@ -9,6 +9,8 @@ Prints, per chat length:
   so the GM section is remembered whole.
 - ``changing``: the same, with new replies that hand a torch from Ada to Bram and back, so
   every reply makes a new state and only the lines of its changed stacks are written again.
+- ``store``: then storing the new snapshots (with the changing replies: a new state's canonical
+  JSON each time), which the server does while the model writes, off the reply's path.
 - ``splice``: then making the body for the model (the client's bytes with the GM section
   spliced in: one copy of the body, what sending it on costs anyway), p50 in ms.
 - ``added``: the proxy's added latency over calling the fake model directly with the same body
@@ -91,17 +93,20 @@ def p50(values: list[float]) -> float:
     return statistics.median(values) * 1000
 
 
-def prepare_p50(folder: GameFolder, turns: int, replies: list[str]) -> tuple[float, float]:
+def prepare_p50(folder: GameFolder, turns: int,
+                replies: list[str]) -> tuple[float, float, float]:
     """The stage's work in process, warm: each round adds one more reply to the chat. Each
     request is timed from its bytes (as a client sends them: a new JSON text each time, so
     nothing is shared with the last request's objects unless the stage shares it)."""
-    cache = SnapshotCache(MemoryStore())
+    cache = SnapshotCache(MemoryStore(), deferred=True)  # as the server keeps it
     reader = BodyReader()
     messages = chat(turns)
     first = {"model": "m", "messages": [*messages, {"role": "user", "content": "go"}]}
     prepare(folder, cache, reader.read(json.dumps(first).encode())).content()
+    cache.flush()
     prepared: list[float] = []
     spliced: list[float] = []
+    stored: list[float] = []
     for round_ in range(ROUNDS[turns]):
         messages += [{"role": "user", "content": f"more {round_}"},
                      {"role": "assistant", "content": replies[round_ % len(replies)]}]
@@ -113,13 +118,16 @@ def prepare_p50(folder: GameFolder, turns: int, replies: list[str]) -> tuple[flo
         started = time.perf_counter()
         ready.content()
         spliced.append(time.perf_counter() - started)
-    return p50(prepared), p50(spliced)
+        started = time.perf_counter()
+        cache.flush()
+        stored.append(time.perf_counter() - started)
+    return p50(prepared), p50(spliced), p50(stored)
 
 
 def measure(folder: GameFolder, model_url: str,
-            turns: int) -> tuple[float, float, float, float]:
-    prepared, spliced = prepare_p50(folder, turns, [REPLY])
-    changing, _ = prepare_p50(folder, turns, SWAPS)
+            turns: int) -> tuple[float, float, float, float, float]:
+    prepared, spliced, _ = prepare_p50(folder, turns, [REPLY])
+    changing, _, stored = prepare_p50(folder, turns, SWAPS)
     # The proxy over HTTP against the model directly, same bodies, warm cache.
     config = StageConfig(upstream=model_url + "/v1", games={"harrow": folder},
                          store=MemoryStore())
@@ -143,7 +151,7 @@ def measure(folder: GameFolder, model_url: str,
                         json=body).raise_for_status()
             proxied.append(time.perf_counter() - started)
     added = [p - d for p, d in zip(proxied, direct, strict=True)]
-    return prepared, changing, spliced, p50(added)
+    return prepared, changing, stored, spliced, p50(added)
 
 
 def main() -> None:
@@ -151,15 +159,15 @@ def main() -> None:
     folder = load_game(_game_folder(root))
     model_url = fake_model()
     print(f"{'turns':>7}  {'prepare p50 ms':>14}  {'vs 10 turns':>11}  "
-          f"{'changing p50 ms':>15}  {'vs 10 turns':>11}  {'splice p50 ms':>13}  "
-          f"{'added p50 ms':>12}")
+          f"{'changing p50 ms':>15}  {'vs 10 turns':>11}  {'store p50 ms':>12}  "
+          f"{'splice p50 ms':>13}  {'added p50 ms':>12}")
     base: tuple[float, float] | None = None
     for turns in SIZES:
-        prepared, changing, spliced, added = measure(folder, model_url, turns)
+        prepared, changing, stored, spliced, added = measure(folder, model_url, turns)
         base = base or (prepared, changing)
         print(f"{turns:>7}  {prepared:>14.2f}  {prepared / base[0]:>10.2f}x  "
-              f"{changing:>15.2f}  {changing / base[1]:>10.2f}x  {spliced:>13.2f}  "
-              f"{added:>12.2f}")
+              f"{changing:>15.2f}  {changing / base[1]:>10.2f}x  {stored:>12.2f}  "
+              f"{spliced:>13.2f}  {added:>12.2f}")
 
 
 def _game_folder(root: Path) -> Path:

@@ -235,7 +235,8 @@ async def _read_json(request: Request, limit: int, reader: BodyReader | None = N
 
 def build_app(config: StageConfig) -> Starlette:
     """The stage as an ASGI app (uvicorn runs it; tests may too)."""
-    cache = SnapshotCache(config.store)
+    cache = SnapshotCache(config.store, deferred=True)
+    storing_now: set[asyncio.Future[None]] = set()  # flushes running (a task needs a reference)
     reader = BodyReader()
     upstream = config.upstream.rstrip("/")
     # TCP_NODELAY: a request's headers and body go out as separate writes; without it the
@@ -292,9 +293,17 @@ def build_app(config: StageConfig) -> Starlette:
         # The body sent on is JSON in UTF-8, whatever the client called it (it was read as JSON).
         headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         headers["content-type"] = "application/json"
+        # The new snapshots are stored while the model writes, and before the client has the
+        # reply: its next request, on any process, finds them.
+        storing = asyncio.ensure_future(run_in_threadpool(cache.flush))
+        storing_now.add(storing)
+        storing.add_done_callback(storing_now.discard)
         if read.get("stream"):
-            return await _streamed(request, prepared, stream, headers)
-        return await _whole(request, prepared, stream, headers)
+            response = await _streamed(request, prepared, stream, headers)
+        else:
+            response = await _whole(request, prepared, stream, headers)
+        await storing
+        return response
 
     async def _whole(request: Request, prepared: Prepared, stream: ReplyStream,
                      headers: dict[str, str]) -> Response:
@@ -349,6 +358,7 @@ def build_app(config: StageConfig) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         await client.aclose()
+        await run_in_threadpool(cache.flush)
 
     return Starlette(routes=routes, lifespan=lifespan)
 
