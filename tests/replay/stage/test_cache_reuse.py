@@ -16,12 +16,15 @@ from hypothesis import strategies as st
 from engine import Game, State
 from replay.cache import (
     LOOKUP_BATCH,
+    MAX_PENDING,
     Chain,
     MemoryStore,
+    Run,
     SnapshotCache,
     Turn,
     common_prefix,
     fold_turns,
+    game_scope,
     openai_turns,
 )
 
@@ -113,3 +116,70 @@ def test_a_warm_fold_equals_a_cold_one_request_after_request(game: Game, start: 
             a.to_json() for a in cold.snapshot.last_answers]
         if round_:
             assert (outcome.anchor, outcome.folded) == ("cached", 2)
+
+
+@given(st.lists(st.integers(), max_size=300), st.integers(-5, 305),
+       st.lists(st.integers(), max_size=140), st.integers(0, 305), st.lists(st.integers(),
+                                                                            max_size=70))
+@settings(max_examples=200, deadline=None)
+def test_a_run_reads_as_the_list_it_stands_for(items: list[int], keep: int, more: list[int],
+                                               keep_again: int, again: list[int]) -> None:
+    """A Run, and a Run extended from the first items of another (twice), read exactly as the
+    lists they stand for: length, items, negative indexes, slices, iteration, equality."""
+    run = Run(items)
+    assert run == items and list(run) == items and len(run) == len(items)
+    grown = run.extended(keep, more)
+    expected = items[:max(0, keep)] + more
+    again_expected = expected[:keep_again] + again
+    for got, want in ((grown, expected), (grown.extended(keep_again, again), again_expected)):
+        assert list(got) == want and len(got) == len(want) and got == want
+        assert [got[i] for i in range(-len(want), len(want))] == want[-len(want):] + want
+        for start, stop, step in ((None, None, None), (3, -2, None), (-70, None, None),
+                                  (1, 200, 2), (None, None, -1), (65, 64, None)):
+            assert got[start:stop:step] == want[start:stop:step]
+        with pytest.raises(IndexError):
+            got[len(want)]
+    assert run == items  # the run extended from is unchanged
+
+
+def _stored(store: MemoryStore) -> dict[str, bytes]:
+    return dict(store._items)
+
+
+def test_a_deferred_cache_stores_exactly_what_a_direct_one_stores(game: Game,
+                                                                  start: State) -> None:
+    """A deferred cache keeps a fold's snapshots until flush(): the next request resumes from
+    them meanwhile (and re-anchors on them), and flush() stores the very entries a direct
+    cache stores at once."""
+    direct, deferred = SnapshotCache(MemoryStore()), SnapshotCache(MemoryStore(), deferred=True)
+    scope = f"gmtags:snap:{game_scope(game, start).hex()}"
+    messages = chat(70)
+    grown = [*messages, {"role": "user", "content": "more"},
+             {"role": "assistant", "content": TAGS[1]}]
+    dropped = [grown[0], *grown[21:]]  # the front dropped, before anything is stored
+    seen: dict[bool, list[tuple[str, int, int, str]]] = {}
+    for cache in (direct, deferred):
+        cold = fold_turns(game, start, openai_turns(messages), cache)
+        assert cold.anchor == "start"
+        if cache is deferred:  # only the start is stored so far
+            assert [k for k in _stored(cache.store) if k.startswith("gmtags:snap:")] == [scope]
+        warm = fold_turns(game, start, openai_turns(grown), cache)
+        assert (warm.anchor, warm.reused, warm.folded) == ("cached", 140, 2)
+        anchored = fold_turns(game, start, openai_turns(dropped), cache)
+        assert anchored.anchor == "re-anchored" and anchored.reused > 1
+        seen[cache.deferred] = [(o.anchor, o.reused, o.folded, o.snapshot.state.canonical())
+                                for o in (cold, warm, anchored)]
+    assert seen[True] == seen[False]
+    deferred.flush()
+    assert _stored(deferred.store) == _stored(direct.store)
+    assert not deferred._pending and not deferred._pending_seen
+    again = fold_turns(game, start, openai_turns(grown), deferred)
+    assert (again.anchor, again.folded) == ("cached", 0)
+
+
+def test_a_deferred_cache_nobody_flushes_stores_by_itself(game: Game, start: State) -> None:
+    """Kept-back snapshots are bounded: past MAX_PENDING rows they are stored at once."""
+    cache = SnapshotCache(MemoryStore(), deferred=True)
+    messages = chat(MAX_PENDING // 2 + 10)
+    fold_turns(game, start, openai_turns(messages), cache)
+    assert not cache._pending and len(cache.store) > MAX_PENDING
