@@ -22,11 +22,12 @@ Run from the repository root: .venv/bin/python benchmarks/stage.py
 from __future__ import annotations
 
 import json
+import multiprocessing
 import socket
 import statistics
 import sys
-import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,26 +60,42 @@ TAGGED = [
 ]
 
 
-def serve(app: Any) -> str:
+async def _model_chat(request: Request) -> Response:
+    await request.body()
+    return JSONResponse({"id": "x", "object": "chat.completion", "choices": [
+        {"index": 0, "finish_reason": "stop",
+         "message": {"role": "assistant", "content": REPLY}}]})
+
+
+def _model_app() -> Starlette:
+    return Starlette(routes=[Route("/v1/chat/completions", _model_chat, methods=["POST"])])
+
+
+def _stage_app(game: Path, upstream: str) -> Starlette:
+    return build_app(StageConfig(upstream=upstream, games={"harrow": load_game(game)},
+                                 store=MemoryStore()))
+
+
+def _server(ready: Any, make: Callable[..., Any], args: tuple[Any, ...]) -> None:
     # IPPROTO_TCP, not the default 0: asyncio only turns Nagle off (TCP_NODELAY) on accepted
     # sockets whose proto says TCP, and with Nagle on a response written as headers, then body
     # waits for the client's delayed ACK (~40 ms per call on Linux).
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
-    return f"http://127.0.0.1:{sock.getsockname()[1]}"
+    ready.put(sock.getsockname()[1])
+    uvicorn.Server(uvicorn.Config(make(*args), log_level="warning")).run(sockets=[sock])
 
 
-def fake_model() -> str:
-    async def chat(request: Request) -> Response:
-        await request.body()
-        return JSONResponse({"id": "x", "object": "chat.completion", "choices": [
-            {"index": 0, "finish_reason": "stop",
-             "message": {"role": "assistant", "content": REPLY}}]})
-
-    return serve(Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])]))
+def serve(make: Callable[..., Any], *args: Any) -> tuple[str, Any]:
+    """``make(*args)``'s app served on loopback by a process of its own, as the client, the
+    stage and the model are in use (in one process each would take the GIL from the others:
+    the model's reading of a 1.6 MB body counted as the stage's latency): (URL, process)."""
+    context = multiprocessing.get_context("spawn")
+    ready = context.Queue()
+    process = context.Process(target=_server, args=(ready, make, args), daemon=True)
+    process.start()
+    return f"http://127.0.0.1:{ready.get(timeout=120)}", process
 
 
 def chat(turns: int) -> list[dict[str, Any]]:
@@ -124,14 +141,12 @@ def prepare_p50(folder: GameFolder, turns: int,
     return p50(prepared), p50(spliced), p50(stored)
 
 
-def measure(folder: GameFolder, model_url: str,
+def measure(folder: GameFolder, game: Path, model_url: str,
             turns: int) -> tuple[float, float, float, float, float]:
     prepared, spliced, _ = prepare_p50(folder, turns, [REPLY])
     changing, _, stored = prepare_p50(folder, turns, SWAPS)
     # The proxy over HTTP against the model directly, same bodies, warm cache.
-    config = StageConfig(upstream=model_url + "/v1", games={"harrow": folder},
-                         store=MemoryStore())
-    stage_url = serve(build_app(config))
+    stage_url, stage = serve(_stage_app, game, model_url + "/v1")
     direct: list[float] = []
     proxied: list[float] = []
     messages = chat(turns)
@@ -150,24 +165,29 @@ def measure(folder: GameFolder, model_url: str,
             client.post(f"{stage_url}/games/harrow/v1/chat/completions",
                         json=body).raise_for_status()
             proxied.append(time.perf_counter() - started)
+    stage.terminate()
+    stage.join()
     added = [p - d for p, d in zip(proxied, direct, strict=True)]
     return prepared, changing, stored, spliced, p50(added)
 
 
 def main() -> None:
     root = Path(__file__).resolve().parent.parent
-    folder = load_game(_game_folder(root))
-    model_url = fake_model()
+    game = _game_folder(root)
+    folder = load_game(game)
+    model_url, model = serve(_model_app)
     print(f"{'turns':>7}  {'prepare p50 ms':>14}  {'vs 10 turns':>11}  "
           f"{'changing p50 ms':>15}  {'vs 10 turns':>11}  {'store p50 ms':>12}  "
           f"{'splice p50 ms':>13}  {'added p50 ms':>12}")
     base: tuple[float, float] | None = None
     for turns in SIZES:
-        prepared, changing, stored, spliced, added = measure(folder, model_url, turns)
+        prepared, changing, stored, spliced, added = measure(folder, game, model_url, turns)
         base = base or (prepared, changing)
         print(f"{turns:>7}  {prepared:>14.2f}  {prepared / base[0]:>10.2f}x  "
               f"{changing:>15.2f}  {changing / base[1]:>10.2f}x  {stored:>12.2f}  "
               f"{spliced:>13.2f}  {added:>12.2f}")
+    model.terminate()
+    model.join()
 
 
 def _game_folder(root: Path) -> Path:
