@@ -31,6 +31,7 @@ from ..cache import Run
 _SPACE = re.compile(r"[ \t\n\r]*")
 _SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
 RECENT_BODIES = 8  # bodies kept to share their bytes with the next request of the same chat
+MAX_MESSAGES = 100_000  # messages read with their offsets; a longer array goes to json.loads
 PROBES = 4  # the last messages of a recent body tried before a binary search
 
 
@@ -110,28 +111,45 @@ def _members(text: str, at: int, members: dict[str, Any]) -> int:
 def _items(text: str, at: int, offset: int, messages: list[Any], ends: list[int],
            ascii_only: bool, first: bool) -> int:
     """Read array items after ``at`` up to the closing ``]``, each end's byte offset (``text``
-    starts at byte ``offset`` of the body). Returns the offset past the ``]``."""
-    at = _space(text, at)
+    starts at byte ``offset`` of the body). Returns the offset past the ``]``.
+
+    At most :data:`MAX_MESSAGES` items (a body of millions of tiny items goes to
+    ``json.loads``, which reads them ~20x faster than this loop)."""
+    space, scan, blank = _SPACE.match, _SCAN, " \t\n\r"
+    append, append_end = messages.append, ends.append
+    at = space(text, at).end()  # type: ignore[union-attr]
     byte_at, char_at = offset + at, at  # a char offset and its byte offset, walked together
     if first and text.startswith("]", at):
         return at + 1
-    while True:
-        if not first:
-            if text.startswith("]", at):
-                return at + 1
-            if not text.startswith(",", at):
+    limit = MAX_MESSAGES - len(messages)
+    try:
+        while True:
+            if not first:
+                mark = text[at]
+                if mark in blank:
+                    at = space(text, at).end()  # type: ignore[union-attr]
+                    mark = text[at]
+                if mark == "]":
+                    return at + 1
+                if mark != ",":
+                    raise _Unexpected
+                at += 1
+                if text[at] in blank:
+                    at = space(text, at).end()  # type: ignore[union-attr]
+            first = False
+            value, at = scan(text, at)
+            append(value)
+            if ascii_only:
+                append_end(offset + at)
+            else:
+                byte_at += len(text[char_at:at].encode("utf-8", "surrogatepass"))
+                char_at = at
+                append_end(byte_at)
+            limit -= 1
+            if limit < 0:
                 raise _Unexpected
-            at += 1
-        first = False
-        value, at = _value(text, _space(text, at))
-        messages.append(value)
-        if ascii_only:
-            ends.append(offset + at)
-        else:
-            byte_at += len(text[char_at:at].encode("utf-8", "surrogatepass"))
-            char_at = at
-            ends.append(byte_at)
-        at = _space(text, at)
+    except (StopIteration, IndexError):
+        raise _Unexpected from None
 
 
 def _read_fresh(raw: bytes) -> Body:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replay.cache import MemoryStore, SnapshotCache, openai_turns
-from replay.stage.body import Body, BodyReader
+from replay.stage.body import MAX_MESSAGES, Body, BodyReader
 
 SECTION = b'{"role":"system","content":"gmtags section"}'
 ODD = [
@@ -124,3 +124,11 @@ def test_turns_read_with_a_known_shared_prefix_are_the_full_reading() -> None:
         read = reader.read(json.dumps({"messages": messages}).encode())
         like = (read.base.messages, read.shared) if read.base is not None else None
         assert cache.turns(read.messages, like) == openai_turns(messages)
+
+
+def test_a_body_of_more_messages_than_the_reader_tracks_is_read_by_json_loads() -> None:
+    """Millions of tiny items would take the offset reader seconds: past MAX_MESSAGES the body
+    is json.loads's, read plainly (its value is the same, nothing is reused from it)."""
+    raw = b'{"messages":[' + b",".join([b"{}"] * (MAX_MESSAGES + 1)) + b"]}"
+    read = BodyReader().read(raw)
+    assert not isinstance(read, Body) and read == json.loads(raw)
