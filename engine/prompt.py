@@ -399,30 +399,37 @@ def bearer_lines(game: Game, state: State, character: Character) -> list[str]:
 
 
 def sheet_block(game: Game, state: State) -> str:
-    """The SHEET block: each character's live sheet as the GM should narrate it — pools
-    (``Grit 6/11 (+2 temporary)``), health and wound tracks with the penalty the marks give
-    (``Wounds 2/5 (-1 on checks; -1 on saves)``, ITM-OUT-3, ITM-OUT-11; gmtags applies it to
-    every check itself) and conditions. Empty for a ruleset with no pools or tracks whose
-    characters have no conditions."""
-    live = game.ruleset.live
+    """The SHEET block: each character's live sheet as the GM should narrate it
+    (:func:`live_sheet`) and their conditions. Empty for a ruleset with no pools or tracks
+    whose characters have no conditions."""
     conditions = {c.id: c.label for c in game.ruleset.conditions}
     lines = []
     for character in state.characters:
-        parts = [_pool_text(game, state, character, pool.id, pool.label) for pool in live.pools]
-        for track in live.tracks:
-            now = track_value(game, character, state, track)
-            text = f"{track.label} {now}/{track_max(game, character, state, track)}"
-            penalty = penalty_for(track, now) if track.kind == "wounds" else None
-            if penalty is not None:
-                dumped = penalty.model_dump(mode="json", by_alias=True, exclude_none=True)
-                text += f" ({effect_text(game, dumped)})"
-            parts.append(text)
+        parts = live_sheet(game, state, character)
         if character.conditions:
             parts.append("conditions: " + ", ".join(
                 conditions.get(c, c) for c in dict.fromkeys(character.conditions)))
         if parts:
             lines.append(f"{character.name}: " + "; ".join(parts))
     return "\n".join(["SHEET", *lines]) if lines else ""
+
+
+def live_sheet(game: Game, state: State, character: Character) -> list[str]:
+    """A character's pools (``Grit 6/11 (+2 temporary)``, ITM-OUT-4) and health and wound
+    tracks with the penalty their marks give (``Wounds 2/5 (-1 on checks; -1 on saves)``,
+    ITM-OUT-3, ITM-OUT-11; gmtags applies it to every check itself), as the GM and the
+    report show them."""
+    live = game.ruleset.live
+    parts = [_pool_text(game, state, character, pool.id, pool.label) for pool in live.pools]
+    for track in live.tracks:
+        now = track_value(game, character, state, track)
+        text = f"{track.label} {now}/{track_max(game, character, state, track)}"
+        penalty = penalty_for(track, now) if track.kind == "wounds" else None
+        if penalty is not None:
+            dumped = penalty.model_dump(mode="json", by_alias=True, exclude_none=True)
+            text += f" ({effect_text(game, dumped)})"
+        parts.append(text)
+    return parts
 
 
 def _pool_text(game: Game, state: State, character: Character, pool: str, label: str) -> str:

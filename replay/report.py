@@ -26,6 +26,7 @@ from typing import Any
 from engine import Game, State
 from engine.layers import removed_coins
 from engine.money import family_coins, held_coins, purse_line
+from engine.prompt import live_sheet
 from engine.state import Character, Stack
 
 from .fold import MessageAnswer, ReplayResult, replay
@@ -58,7 +59,7 @@ class _Character:
     bag: tuple[tuple[int, int], ...]  # (stack id, count), in bag order
     purse: str
     worth: tuple[int, ...]  # per currency family, in its smallest coin
-    pools: tuple[tuple[str, int], ...]
+    pools: tuple[str, ...]  # pools and tracks as the GM sees them: "Grit 6/10"
     conditions: tuple[str, ...]
 
 
@@ -96,8 +97,7 @@ class _Collector:
         worth = tuple(sum(held_coins(character, family).get(c, 0) * v
                           for c, v in family_coins(family) if c not in removed)
                       for family in families)
-        pool_labels = {p.id: p.label for p in self.game.ruleset.live.pools}
-        pools = tuple((pool_labels.get(k, k), v) for k, v in character.pools.items())
+        pools = tuple(live_sheet(self.game, state, character))  # pools and tracks
         labels = {c.id: c.label for c in self.game.ruleset.conditions}
         conditions = tuple(labels.get(c, c) for c in character.conditions)
         return _Character(tuple(bag), purse_line(self.game, character, state), worth, pools,
@@ -121,7 +121,7 @@ class _Collector:
             if before is None or before.purse != now.purse:
                 out.setdefault("p", {})[key] = now.purse
             if before is None or before.pools != now.pools:
-                out.setdefault("l", {})[key] = [list(pool) for pool in now.pools]
+                out.setdefault("l", {})[key] = list(now.pools)
             if before is None or before.conditions != now.conditions:
                 out.setdefault("c", {})[key] = list(now.conditions)
             for family, value in enumerate(now.worth):
@@ -677,7 +677,7 @@ function renderState(i) {
     sec.appendChild(el("p", "line purse" + (was.purse !== c.purse ? " changed" : ""), c.purse));
     if (c.pools.length) {
       sec.appendChild(el("p", "line pools" + (was.pools !== c.pools ? " changed" : ""),
-        c.pools.map((p) => p[0] + " " + p[1]).join(" · ")));
+        c.pools.join(" · ")));
     }
     sec.appendChild(el("p", "line conditions" + (was.cond !== c.cond ? " changed" : ""),
       c.cond.length ? "Conditions: " + c.cond.join(", ") : "No conditions"));

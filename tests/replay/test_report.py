@@ -198,13 +198,28 @@ def test_purse_pools_conditions_and_place_change_with_their_turns():
     document = report_document(GAME, *demo())
     start = document["start"]
     assert start["p"] == {"0": "Coin worth 67 pennies", "1": "Coin worth 48 pennies"}
-    assert start["l"]["0"] == [["Grit", 10], ["Resolve", 3]]
+    assert start["l"]["0"] == ["Grit 10/10", "Resolve 3/4"]  # as the GM's SHEET block
     assert start["c"] == {"0": [], "1": []} and start["pl"] is None
     # ITM-PAY-5: Ada pays 3 shillings (36 pennies) at message 9.
     assert document["messages"][9]["d"]["p"] == {"0": "Coin worth 31 pennies"}
     # A place without a market (no size) holds from its turn; Bram earns 5 shillings (60).
     assert document["messages"][11]["d"]["pl"] == ["Millbrook road", None, 1]
     assert document["messages"][11]["d"]["p"] == {"1": "Coin worth 108 pennies"}
+
+
+def test_itm_out_3_the_report_shows_wound_tracks_and_a_heal_closing_one():
+    """ITM-OUT-3/11: a wound track shows with its penalty, and a poultice closing a wound
+    changes it on its own turn."""
+    game = replay.load_ruleset(FIXTURES / "rulesets/wounds.json")
+    lines = [{"role": "gm", "text": "You rest by the fire."},
+             {"role": "gm", "text": '[inventory: action="use" item="Poultice" who="Ada"]'}]
+    transcript = replay.parse_transcript("\n".join(json.dumps(line) for line in lines))
+    state = replay.load_party(game, FIXTURES / "parties/wounds.json", transcript.player_name)
+    document = report_document(game, transcript, state)
+    assert document["start"]["l"]["0"] == ["Resolve 3/3",
+                                           "Wounds 2/5 (-1 on checks; -1 on saves)"]
+    assert "d" not in document["messages"][0]
+    assert document["messages"][1]["d"]["l"] == {"0": ["Resolve 3/3", "Wounds 1/5"]}
 
 
 def test_place_shows_from_its_turn_and_resets_with_the_session():
