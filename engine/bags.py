@@ -335,17 +335,24 @@ def take_from_bag(character: Character, thing: Thing | None, name: str, count: i
     if held < count:
         return bag, held
     stacks = list(bag)
+    emptied: list[int] = []
     left = count
     for index in sorted(takeable, key=lambda i: (not stacks[i].loose, -i)):
         if left == 0:
             break
         moved = min(left, stacks[index].count)
-        stacks[index] = stacks[index].model_copy(update={"count": stacks[index].count - moved})
+        if moved == stacks[index].count:
+            emptied.append(index)
+        else:
+            stacks[index] = stacks[index].model_copy(update={"count": stacks[index].count - moved})
         left -= moved
-    taken = tuple(s for s in stacks if s.count > 0)
-    if len(taken) == len(stacks):
+    if not emptied:
+        taken = tuple(stacks)
         _remember(taken, bag_index(bag))  # counts changed, keys and positions did not
-    return taken, held
+        return taken, held
+    for index in sorted(emptied, reverse=True):  # an emptied stack leaves the bag
+        del stacks[index]
+    return tuple(stacks), held
 
 
 def remove(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, Answer]:

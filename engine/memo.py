@@ -11,6 +11,7 @@ remembered, which keeps the engine pure.
 
 from __future__ import annotations
 
+import operator
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -33,7 +34,7 @@ class IdentityMemo(Generic[V]):
         if entry is None:
             return None
         held, value = entry
-        if len(held) != len(keys) or any(a is not b for a, b in zip(held, keys, strict=True)):
+        if len(held) != len(keys) or not all(map(operator.is_, held, keys)):
             return None
         return value
 

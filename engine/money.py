@@ -9,7 +9,14 @@ from tagparse import Tag
 
 from . import reasons
 from .answers import Answer, accepted, refused
-from .bags import Thing, add_to_bag, resolve_who, resolve_who_or_shared, take_from_bag
+from .bags import (
+    Thing,
+    add_to_bag,
+    bag_index,
+    resolve_who,
+    resolve_who_or_shared,
+    take_from_bag,
+)
 from .carry import distribute
 from .context import TurnContext
 from .game import DEFAULT_STACK, MAX_STACKS_PER_BAG, CoinInfo, Game
@@ -78,11 +85,17 @@ def family_coins(family: Currency) -> list[tuple[str, int]]:
 
 
 def held_coins(character: Character, family: Currency) -> dict[str, int]:
-    ids = {u.id for u in family.units}
+    """How many of each of the family's coins the bag holds (coins never held are left out).
+
+    Looks up each coin's stacks through the bag's index, so a purse costs the coin stacks it
+    has, not the whole bag (issue 12: paying from a bag of hundreds of stacks)."""
+    bag = character.bag
+    index = bag_index(bag)
     held: dict[str, int] = {}
-    for stack in character.bag:
-        if stack.coin in ids:
-            held[stack.coin] = held.get(stack.coin, 0) + stack.count
+    for unit in family.units:
+        positions = index.get(("coin", unit.id))
+        if positions:
+            held[unit.id] = sum(bag[i].count for i in positions)
     return held
 
 

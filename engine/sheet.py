@@ -48,13 +48,16 @@ def ability_modifier(game: Game, score: float) -> float:
     return score
 
 
+def can_be_worn(item: Item) -> bool:
+    """ITM-ISTAT-3: only an item that takes slots or binds is ever worn."""
+    return bool(item.slots) or item.binds is not None
+
+
 def item_is_worn(item: Item, stack: Stack) -> bool:
     """ITM-ISTAT-3: slots while equipped, binds while bound, both while both; else never."""
-    takes_slots = bool(item.slots)
-    binds = item.binds is not None
-    if not takes_slots and not binds:
+    if not can_be_worn(item):
         return False
-    return (not takes_slots or stack.equipped) and (not binds or stack.bound)
+    return (not item.slots or stack.equipped) and (item.binds is None or stack.bound)
 
 
 def is_worn(entry: CatalogItem, stack: Stack) -> bool:
@@ -103,29 +106,32 @@ def owned_items(game: Game, character: Character, state: State | None = None
     once each, in the bag order of its first stack. Remembered per bag: checks ask this of
     the same bag again and again, and a bag of hundreds of stacks holds few distinct items."""
     invented = state.invented if state is not None else None
-    keys = (character.bag, game, invented)
+    bag = character.bag
+    keys = (bag, game, invented)
     found = _OWNED.get(keys)
     if found is not None:
         return found
-    worn: dict[str, bool] = {}
-    items: dict[str, tuple[str, Item] | None] = {}  # each reference looked up once
-    for stack in character.bag:
-        ref = stack.item
-        if ref is None:
-            continue
-        if ref not in items:
-            entry = game.items.get(ref)
-            if entry is not None:
-                items[ref] = (entry.label, entry.item)
-            else:
-                made = next((i.item for i in invented or () if i.ref == ref), None)
-                items[ref] = (ref, made) if made is not None else None
-        named = items[ref]
-        if named is not None and not worn.get(ref, False):
-            worn[ref] = item_is_worn(named[1], stack)
-    owned = tuple(Owned(ref, named[0], named[1], worn[ref])
-                  for ref, named in items.items() if named is not None)
-    return _OWNED.put(keys, owned)
+    from .bags import bag_index  # bags reads sheets: imported when used
+
+    # The bag's index lists each item's stacks, so only the stacks of items that can be worn
+    # are looked at (issue 13: bags of hundreds of stacks holding a few kinds of thing).
+    index = bag_index(bag)
+    firsts = sorted((positions[0], key[1]) for key, positions in index.items()
+                    if key[0] == "item")
+    owned: list[Owned] = []
+    for _, ref in firsts:
+        entry = game.items.get(ref)
+        if entry is not None:
+            label, item = entry.label, entry.item
+        else:
+            made = next((i.item for i in invented or () if i.ref == ref), None)
+            if made is None:
+                continue
+            label, item = ref, made
+        worn = can_be_worn(item) and any(item_is_worn(item, bag[i])
+                                         for i in index[("item", ref)])
+        owned.append(Owned(ref, label, item, worn))
+    return _OWNED.put(keys, tuple(owned))
 
 
 _OWNED: IdentityMemo[tuple[Owned, ...]] = IdentityMemo(256)

@@ -4,10 +4,11 @@ ITM-FAKE-9), and the index remembered for a bag is the one built from scratch.""
 
 from __future__ import annotations
 
+from helpers import fixture_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import bags
+from engine import bags, load_ruleset
 from engine.bags import (
     MAX_INDEXED_BAGS,
     Thing,
@@ -19,6 +20,7 @@ from engine.bags import (
     take_from_bag,
 )
 from engine.game import MAX_STACKS_PER_BAG
+from engine.money import held_coins
 from engine.state import Character, Stack
 
 NAMES = st.sampled_from(["Rope", "rope", "ROPE", "Torch", "Gold crown", "Straße", "STRASSE"])
@@ -78,6 +80,19 @@ def plain_matches(bag: tuple[Stack, ...], thing: Thing | None, name: str) -> lis
     return [i for i, s in enumerate(bag) if stack_matches(s, thing, name)]
 
 
+def plain_take(bag: tuple[Stack, ...], free: list[int], count: int) -> tuple[Stack, ...]:
+    """Taking as a walk over every stack: loose stacks first, last stack first; emptied
+    stacks leave the bag."""
+    counts = [s.count for s in bag]
+    left = count
+    for i in sorted(free, key=lambda i: (not bag[i].loose, -i)):
+        moved = min(left, counts[i])
+        counts[i] -= moved
+        left -= moved
+    return tuple(s.model_copy(update={"count": n}) for s, n in zip(bag, counts, strict=True)
+                 if n > 0)
+
+
 def assert_index_consistent(bag: tuple[Stack, ...]) -> None:
     assert bag_index(bag) == build_bag_index(bag)
 
@@ -115,6 +130,7 @@ def test_itm_stack_1_index_agrees_with_the_plain_search_under_every_change(start
                 assert taken is bag
             else:
                 assert sum(s.count for s in taken) == sum(s.count for s in bag) - count
+                assert taken == plain_take(bag, free, count)
             bag = taken
         elif bag:
             at = pick % len(bag)
@@ -154,3 +170,21 @@ def test_the_remembered_indexes_stay_bounded():
     for n in range(MAX_INDEXED_BAGS * 2):
         bag_index((Stack(name=f"Coin {n}", count=1),))
     assert len(bags._INDEXES) <= MAX_INDEXED_BAGS
+
+
+BAGS_GAME = load_ruleset(fixture_json("rulesets/bags.json"))
+FAMILY_COINS = st.sampled_from(["bit", "mark", "sovereign", "pinch", "cake", "gc"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.none() | FAMILY_COINS, st.integers(1, 50)), max_size=30))
+def test_itm_money_6_a_purse_read_through_the_index_is_the_plain_walk(rows):
+    bag = tuple(Stack(name=coin or "Pebble", coin=coin, count=count) for coin, count in rows)
+    character = Character(name="Ada", bag=bag)
+    for family in BAGS_GAME.ruleset.items.currencies:
+        ids = {u.id for u in family.units}
+        plain: dict[str, int] = {}
+        for stack in bag:
+            if stack.coin in ids:
+                plain[stack.coin] = plain.get(stack.coin, 0) + stack.count
+        assert held_coins(character, family) == plain

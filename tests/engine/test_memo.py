@@ -4,10 +4,13 @@ character's owned items (ITM-WORN-1/8) are the same whether computed or remember
 from __future__ import annotations
 
 from helpers import answer, fixture_json
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from engine import load_ruleset, start_state
+from engine import Game, load_ruleset, start_state
 from engine.memo import IdentityMemo
-from engine.sheet import _OWNED, active_parts, owned_items
+from engine.sheet import _OWNED, Owned, active_parts, item_is_worn, owned_items
+from engine.state import Character, Stack
 
 
 def test_a_value_is_found_only_for_the_very_same_objects() -> None:
@@ -44,3 +47,35 @@ def test_itm_worn_8_owned_items_remembered_equal_owned_items_computed() -> None:
             _OWNED.clear()
             assert owned_items(game, character, state) == remembered
             assert active_parts(game, character, state) == active_parts(game, character, state)
+
+
+BAGS_GAME = load_ruleset(fixture_json("rulesets/bags.json"))
+# catalog items that take slots, bind, both or neither; a reference no ruleset knows; plain
+REFS = st.sampled_from([*sorted(BAGS_GAME.items), "invented/9", None])
+
+
+@st.composite
+def bags_of(draw: st.DrawFn) -> tuple[Stack, ...]:
+    rows = draw(st.lists(st.tuples(REFS, st.booleans(), st.booleans(), st.integers(1, 5)),
+                         max_size=30))
+    return tuple(Stack(name=ref or "Pebble", item=ref, count=count, equipped=equipped,
+                       bound=bound) for ref, equipped, bound, count in rows)
+
+
+def plain_owned(game: Game, bag: tuple[Stack, ...]) -> tuple[Owned, ...]:
+    """ITM-WORN-1/8 as a walk over every stack: the reference the indexed form must match."""
+    worn: dict[str, bool] = {}
+    for stack in bag:
+        entry = game.items.get(stack.item or "")
+        if entry is not None:
+            worn[entry.ref] = worn.get(entry.ref, False) or item_is_worn(entry.item, stack)
+    return tuple(Owned(ref, game.items[ref].label, game.items[ref].item, w)
+                 for ref, w in worn.items())
+
+
+@settings(max_examples=150, deadline=None)
+@given(bags_of())
+def test_itm_worn_8_owned_items_found_through_the_bag_index_equal_the_plain_walk(
+        bag: tuple[Stack, ...]) -> None:
+    character = Character(name="Ada", bag=bag)
+    assert owned_items(BAGS_GAME, character) == plain_owned(BAGS_GAME, character.bag)
