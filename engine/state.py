@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import operator
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,6 +22,21 @@ STATE_FORMAT: Literal["gmtags-state/1"] = "gmtags-state/1"
 
 class StateModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with ``update`` applied, unvalidated: exactly pydantic's ``model_copy`` for
+        a model without extra or private attributes, in one step (the fold makes a new stack,
+        character and state this way for every change; pydantic's general copy took twice as
+        long, issue 13)."""
+        if deep or not update:
+            return super().model_copy(update=update, deep=deep)
+        copied = self.__class__.__new__(self.__class__)
+        object.__setattr__(copied, "__dict__", {**self.__dict__, **update})
+        object.__setattr__(copied, "__pydantic_extra__", None)
+        object.__setattr__(copied, "__pydantic_fields_set__",
+                           self.__pydantic_fields_set__ | update.keys())
+        object.__setattr__(copied, "__pydantic_private__", None)
+        return copied
 
 
 class Stack(StateModel):
