@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .bags import Thing, add_to_bag, item_of
+from .bags import Thing, add_to_bag, bag_index, item_of
 from .game import MAX_STACKS_PER_BAG, Game
 from .ruleset import ValueRef
 from .ruleset.items import Carry
@@ -64,8 +64,20 @@ def stack_weight(game: Game, state: State | None, stack: Stack) -> Fraction:
 
 
 def load(game: Game, state: State | None, character: Character) -> Fraction:
-    """ITM-CARRY-2: the weight of the character's own bag."""
-    return sum((stack_weight(game, state, s) for s in character.bag), ZERO)
+    """ITM-CARRY-2: the weight of the character's own bag: each coin's and item's unit weight
+    times how many of it the bag holds (the sum of :func:`stack_weight` over the stacks, found
+    through the bag's index so each kind's weight is looked up once; weights are exact, so the
+    order of the sum does not matter)."""
+    bag = character.bag
+    total = ZERO
+    for (kind, key), positions in bag_index(bag).items():
+        if kind == "coin":
+            total += unit_weight(game, state, None, key) * sum(bag[i].count for i in positions)
+        elif kind == "item":  # a stack weighs as its coin when it names one (unit_weight)
+            count = sum(bag[i].count for i in positions if bag[i].coin is None)
+            if count:
+                total += unit_weight(game, state, key, None) * count
+    return total
 
 
 def _sheet_number(game: Game, character: Character, ref: ValueRef) -> Fraction:

@@ -14,9 +14,11 @@ from .bags import (
     Thing,
     add_thing,
     add_to_bag,
+    bag_index,
     cursed_bound,
     find_thing,
     item_of,
+    matching_positions,
     parse_count,
     resolve_who,
     stack_limit,
@@ -75,13 +77,18 @@ def settle(game: Game, state: State, bag: tuple[Stack, ...], index: int) -> tupl
 
 
 def slots_in_use(game: Game, state: State, character: Character) -> dict[str, int]:
-    """ITM-SLOT-3: how many of each slot the character's equipped items take."""
+    """ITM-SLOT-3: how many of each slot the character's equipped items take (each item's
+    stacks found through the bag's index)."""
+    bag = character.bag
     used: dict[str, int] = {}
-    for stack in character.bag:
-        item = item_of(game, state, stack.item)
-        if stack.equipped and item is not None:
+    for (kind, ref), positions in bag_index(bag).items():
+        item = item_of(game, state, ref) if kind == "item" else None
+        if item is None or not item.slots:
+            continue
+        equipped = sum(bag[i].count for i in positions if bag[i].equipped)
+        if equipped:
             for slot, count in item.slots.items():
-                used[slot] = used.get(slot, 0) + count * stack.count
+                used[slot] = used.get(slot, 0) + count * equipped
     return used
 
 
@@ -102,8 +109,8 @@ def binding_max(game: Game, character: Character | None) -> int:
 def _pick(game: Game, state: State, character: Character, thing: Thing | None, name: str,
           wanted: Callable[[Stack], bool]) -> int | None:
     """The stack of the named thing the action works on: the last one ``wanted`` accepts."""
-    candidates = [i for i, s in enumerate(character.bag) if stack_matches(s, thing, name)
-                  and wanted(s)]
+    candidates = [i for i in matching_positions(character.bag, thing, name)
+                  if wanted(character.bag[i])]
     return candidates[-1] if candidates else None
 
 
@@ -128,7 +135,7 @@ def _gear_action(verb: str, by_player: bool = False) -> Handler:
             return state, who
         character = state.characters[who]
         label = thing.name if thing is not None else name[:200]
-        held = [s for s in character.bag if stack_matches(s, thing, name)]
+        held = [character.bag[i] for i in matching_positions(character.bag, thing, name)]
         if not held:
             return state, refused(tag, reasons.NOT_HELD, f"{character.name} has no {label}.")
         item = item_of(game, state, held[0].item)
@@ -282,7 +289,8 @@ def give(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, A
     label = thing.name if thing is not None else name[:200]
     if taker == giver:
         return state, refused(tag, reasons.ALREADY, f"{label} is already {character.name}'s.")
-    total = sum(s.count for s in character.bag if stack_matches(s, thing, name))
+    held = matching_positions(character.bag, thing, name)
+    total = sum(character.bag[i].count for i in held)
     if total == 0:
         return state, refused(tag, reasons.NOT_HELD, f"{character.name} has no {label}.")
     if total < count:
@@ -297,7 +305,7 @@ def give(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, A
         return state, refused(tag, reasons.CURSED,
                               f"{label} is cursed and bound to {character.name}: it cannot be "
                               'given away until the curse ends (action="unbind").')
-    sample = next(s for s in character.bag if stack_matches(s, thing, name))
+    sample = character.bag[held[0]]
     moving = thing or Thing(sample.name, None, None, DEFAULT_STACK)
     placed_state, _, left = distribute(game, state, moving, count, taker)
     moved = count - left
@@ -341,7 +349,8 @@ def set_to(game: Game, state: State, tag: Tag, plain: bool) -> tuple[State, Answ
     if isinstance(who, Answer):
         return state, who
     character = state.characters[who]
-    held = sum(s.count for s in character.bag if stack_matches(s, thing, name))
+    found = matching_positions(character.bag, thing, name)
+    held = sum(character.bag[i].count for i in found)
     label = thing.name if thing is not None else name[:200]
     if thing is not None and thing.service:  # ITM-SVC-3
         return state, refused(tag, reasons.SERVICE,
@@ -354,7 +363,7 @@ def set_to(game: Game, state: State, tag: Tag, plain: bool) -> tuple[State, Answ
             if not plain and held == 0:  # ITM-FREE-2/4/5
                 return state, refused(tag, reasons.NOT_RULESET_ITEM,
                                       f'"{name[:80]}" is not an item of this ruleset.')
-            sample = next((s for s in character.bag if stack_matches(s, thing, name)), None)
+            sample = character.bag[found[0]] if found else None
             thing = Thing(sample.name if sample else name[:200], None, None, DEFAULT_STACK)
         return add_thing(game, state, tag, thing, total_wanted - held, who,
                          {"set": total_wanted})

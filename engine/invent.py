@@ -67,7 +67,7 @@ FILLER = ("bonus", "rolls", "roll", "checks", "check", "throws", "throw", "saves
 
 def is_proposal(tag: Tag) -> bool:
     """OQ-16: an add with any description attribute is a proposal; name and count are not."""
-    return any(tag.get(key) is not None for key in DESCRIPTION)
+    return any(name in DESCRIPTION for name, _ in tag.attrs)
 
 
 @dataclass

@@ -3,11 +3,16 @@ character's owned items (ITM-WORN-1/8) are the same whether computed or remember
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from helpers import answer, fixture_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import Game, load_ruleset, start_state
+from engine.bags import item_of
+from engine.carry import load, stack_weight
+from engine.gear import slots_in_use
 from engine.memo import IdentityMemo
 from engine.sheet import _OWNED, Owned, active_parts, item_is_worn, owned_items
 from engine.state import Character, Stack
@@ -52,14 +57,16 @@ def test_itm_worn_8_owned_items_remembered_equal_owned_items_computed() -> None:
 BAGS_GAME = load_ruleset(fixture_json("rulesets/bags.json"))
 # catalog items that take slots, bind, both or neither; a reference no ruleset knows; plain
 REFS = st.sampled_from([*sorted(BAGS_GAME.items), "invented/9", None])
+COINS = st.sampled_from([None, None, "bit", "sovereign", "cake"])
 
 
 @st.composite
 def bags_of(draw: st.DrawFn) -> tuple[Stack, ...]:
-    rows = draw(st.lists(st.tuples(REFS, st.booleans(), st.booleans(), st.integers(1, 5)),
+    rows = draw(st.lists(st.tuples(REFS, COINS, st.booleans(), st.booleans(), st.integers(1, 5)),
                          max_size=30))
-    return tuple(Stack(name=ref or "Pebble", item=ref, count=count, equipped=equipped,
-                       bound=bound) for ref, equipped, bound, count in rows)
+    return tuple(Stack(name=ref or coin or "Pebble", item=None if coin else ref, coin=coin,
+                       count=count, equipped=equipped, bound=bound)
+                 for ref, coin, equipped, bound, count in rows)
 
 
 def plain_owned(game: Game, bag: tuple[Stack, ...]) -> tuple[Owned, ...]:
@@ -79,3 +86,20 @@ def test_itm_worn_8_owned_items_found_through_the_bag_index_equal_the_plain_walk
         bag: tuple[Stack, ...]) -> None:
     character = Character(name="Ada", bag=bag)
     assert owned_items(BAGS_GAME, character) == plain_owned(BAGS_GAME, character.bag)
+
+
+@settings(max_examples=150, deadline=None)
+@given(bags_of())
+def test_itm_carry_2_itm_slot_3_load_and_slots_through_the_index_equal_the_plain_walk(
+        bag: tuple[Stack, ...]) -> None:
+    state = start_state(BAGS_GAME, fixture_json("parties/bags.json"))
+    character = Character(name="Ada", bag=bag)
+    assert load(BAGS_GAME, state, character) == sum(
+        (stack_weight(BAGS_GAME, state, s) for s in character.bag), Fraction(0))
+    plain: dict[str, int] = {}
+    for stack in character.bag:
+        item = item_of(BAGS_GAME, state, stack.item)
+        if stack.equipped and item is not None:
+            for slot, count in item.slots.items():
+                plain[slot] = plain.get(slot, 0) + count * stack.count
+    assert slots_in_use(BAGS_GAME, state, character) == plain
