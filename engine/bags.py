@@ -162,7 +162,7 @@ def _merged(index: BagIndex, keys: Iterable[tuple[str, str]]) -> list[int]:
     return sorted(set().union(*found))
 
 
-def _kind_key(thing: Thing) -> tuple[str, str]:
+def kind_key(thing: Thing) -> tuple[str, str]:
     """Where stacks :meth:`Stack.same_kind` as a new stack of ``thing`` are indexed."""
     if thing.item is not None:
         return ("item", thing.item)
@@ -180,7 +180,7 @@ def add_to_bag(bag: tuple[Stack, ...], thing: Thing, count: int) -> tuple[Stack,
     stacks = list(bag)
     left = count
     proto: Stack | None = None  # built when a stack with room is met (most are full)
-    for position in index.get(_kind_key(thing), ()):
+    for position in index.get(kind_key(thing), ()):
         if left == 0:
             break
         stack = stacks[position]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .bags import Thing, add_to_bag, bag_index, item_of
+from .bags import Thing, add_to_bag, bag_index, item_of, kind_key
 from .game import MAX_STACKS_PER_BAG, Game
 from .ruleset import ValueRef
 from .ruleset.items import Carry
@@ -111,7 +111,8 @@ def stack_room(bag: tuple[Stack, ...], thing: Thing, want: int | None = None) ->
     if want is not None and new_stacks >= want:
         return new_stacks
     proto = thing.stack(1)
-    room = sum(thing.stack_limit - s.count for s in bag
+    same_kind = (bag[i] for i in bag_index(bag).get(kind_key(thing), ()))
+    room = sum(thing.stack_limit - s.count for s in same_kind
                if s.loose and s.same_kind(proto) and s.count < thing.stack_limit)
     return room + new_stacks
 

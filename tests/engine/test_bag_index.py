@@ -19,6 +19,7 @@ from engine.bags import (
     stack_matches,
     take_from_bag,
 )
+from engine.carry import stack_room
 from engine.game import MAX_STACKS_PER_BAG
 from engine.money import held_coins
 from engine.state import Character, Stack
@@ -188,3 +189,18 @@ def test_itm_money_6_a_purse_read_through_the_index_is_the_plain_walk(rows):
             if stack.coin in ids:
                 plain[stack.coin] = plain.get(stack.coin, 0) + stack.count
         assert held_coins(character, family) == plain
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(stacks(), max_size=20), things(), st.none() | st.integers(1, 40))
+def test_itm_stack_1_room_found_through_the_index_is_the_plain_walks(start, thing, want):
+    bag = tuple(start)
+    proto = thing.stack(1)
+    room = sum(thing.stack_limit - s.count for s in bag
+               if s.loose and s.same_kind(proto) and s.count < thing.stack_limit)
+    free = max(0, MAX_STACKS_PER_BAG - len(bag)) * thing.stack_limit
+    expected = free if want is not None and free >= want else room + free
+    assert stack_room(bag, thing, want) == expected
+    full = bag + tuple(Stack(name=f"Pebble {n}", count=1)
+                       for n in range(MAX_STACKS_PER_BAG - len(bag)))
+    assert stack_room(full, thing, want) == room  # a full bag: only room in its stacks
