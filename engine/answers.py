@@ -37,9 +37,13 @@ class Answer(BaseModel):
 
 
 def tag_ref(tag: Tag) -> TagRef:
-    attrs: dict[str, str] = {}
-    for key, value in tag.attrs:
-        attrs.setdefault(key, value)
+    """The tag as an answer shows it: each attribute's first value, in text order."""
+    pairs = tag.attrs
+    attrs = dict(pairs)  # tagparse gives each key once; a built tag may repeat one
+    if len(attrs) != len(pairs):
+        attrs = {}
+        for key, value in pairs:
+            attrs.setdefault(key, value)
     return TagRef(kind=tag.kind, attrs=attrs, raw=tag.raw)
 
 

@@ -443,23 +443,29 @@ class StackLines:
     """:func:`stack_line`, remembered per stack for a caller that renders the same state many
     times over (the stage, once per request). A stack's line depends only on the game, the
     stack and the items its ``item`` and ``shows_as`` name, all immutable, so a line is reused
-    only when those are the very same objects. At most ``size`` lines; then it starts over."""
+    only when those are the very same objects — found without looking the items up while the
+    state's invented items are the very tuple the line was written with (the catalog is the
+    game's). At most ``size`` lines; then it starts over."""
 
     def __init__(self, size: int = 16_384) -> None:
         self.size = size
-        self._lines: dict[int, tuple[Game, Stack, Item | None, Item | None, str]] = {}
+        self._lines: dict[int, tuple[Game, Stack, Item | None, Item | None, object, str]] = {}
 
     def __call__(self, game: Game, state: State, stack: Stack) -> str:
+        found = self._lines.get(id(stack))
+        if found is not None and (found[1] is not stack or found[0] is not game):
+            found = None  # another stack or game that had this id
+        if found is not None and found[4] is state.invented:
+            return found[5]  # the same items, without looking them up again
         item = item_of(game, state, stack.item)
         shown = item_of(game, state, stack.shows_as) if stack.shows_as is not None else None
-        found = self._lines.get(id(stack))
-        if (found is not None and found[1] is stack and found[0] is game and found[2] is item
-                and found[3] is shown):
-            return found[4]
-        line = stack_line(game, state, stack)
+        if found is not None and found[2] is item and found[3] is shown:
+            line = found[5]
+        else:
+            line = stack_line(game, state, stack)
         if len(self._lines) >= self.size:
             self._lines.clear()
-        self._lines[id(stack)] = (game, stack, item, shown, line)
+        self._lines[id(stack)] = (game, stack, item, shown, state.invented, line)
         return line
 
 

@@ -206,7 +206,7 @@ def json_lines(text: str) -> tuple[list[tuple[int, Any]], list[ReadDiagnostic]]:
         if not line:
             continue
         try:
-            value = DECODER.decode(line)
+            value = _decode_line(line)
         except RecursionError:
             diagnostics.append(
                 ReadDiagnostic(line=number, code=BAD_JSON, message="JSON nested too deeply")
@@ -220,6 +220,17 @@ def json_lines(text: str) -> tuple[list[tuple[int, Any]], list[ReadDiagnostic]]:
                 diagnostics.append(lone_surrogates(number))
             records.append((number, value))
     return records, diagnostics
+
+
+def _decode_line(line: str) -> Any:
+    """``DECODER.decode(line)``, without its whitespace skipping for the common stripped line
+    that holds one value; anything else (an error, whitespace left after a BOM) is decoded
+    the full way, so values and error messages are decode()'s."""
+    try:
+        value, end = DECODER.raw_decode(line)
+    except ValueError:
+        end = -1
+    return value if end == len(line) else DECODER.decode(line)
 
 
 def scrub_surrogates(value: Any) -> bool:
