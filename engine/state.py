@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from functools import cache
+from itertools import takewhile
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -187,9 +189,20 @@ class State(StateModel):
         return canonical_fragment(self)
 
 
+# What json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False) builds for
+# every call, built once.
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def _dumps(value: object) -> str:
     """One JSON value the canonical way: sorted keys, no whitespace, UTF-8 kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(value)
+
+
+@cache
+def _key(name: str) -> str:
+    """A field name as a JSON object key (field names are the models' own: a few dozen)."""
+    return _dumps(name) + ":"
 
 
 def plain_canonical(state: State) -> str:
@@ -202,9 +215,10 @@ def plain_canonical(state: State) -> str:
 # serialises only what changed (issue 12: a state of 500 stacks took ~2.4 ms whole). A state
 # holds a few thousand values, so this bound keeps every value of the last states written.
 _FRAGMENTS: IdentityMemo[str] = IdentityMemo(1 << 16)
-# The last tuple serialised that began with a given value, and its text: the journal grows by
-# appending, so a new journal is the last one's text and the new entries.
-_GROWN: IdentityMemo[tuple[tuple[StateModel, ...], str]] = IdentityMemo(1 << 10)
+# The last tuple serialised that began with a given value, with its values' texts: a bag or
+# the journal changes a few values in place or at the end, so a new tuple reuses the texts of
+# the values it shares at both ends with the last one (found by identity, in C loops).
+_LAST: IdentityMemo[tuple[tuple[StateModel, ...], list[str]]] = IdentityMemo(1 << 10)
 
 
 def canonical_fragment(model: StateModel) -> str:
@@ -226,24 +240,30 @@ def canonical_fragment(model: StateModel) -> str:
     if len(parts) < len(fields):
         own = model.model_dump(mode="json", exclude=set(parts))
         parts.update((name, _dumps(value)) for name, value in own.items())
-    text = "{" + ",".join(f"{_dumps(name)}:{parts[name]}" for name in sorted(parts)) + "}"
+    text = "{" + ",".join(_key(name) + parts[name] for name in sorted(parts)) + "}"
     return _FRAGMENTS.put((model,), text)
 
 
 def _tuple_fragment(values: tuple[StateModel, ...]) -> str:
     """The canonical JSON array of a non-empty tuple of state values (see
-    :func:`canonical_fragment`); a tuple that extends the last one serialised with the same
-    first value reuses that one's text."""
+    :func:`canonical_fragment`)."""
     found = _FRAGMENTS.get((values,))
     if found is not None:
         return found
-    head: list[str] = []
-    rest = values
-    grown = _GROWN.get((values[0],))
-    if grown is not None:
-        before, text = grown
-        if len(before) <= len(values) and all(map(operator.is_, before, values)):
-            head, rest = [text[1:-1]], values[len(before):]
-    text = "[" + ",".join([*head, *(canonical_fragment(v) for v in rest)]) + "]"
-    _GROWN.put((values[0],), (values, text))
-    return _FRAGMENTS.put((values,), text)
+    last = _LAST.get((values[0],))
+    if last is None:
+        texts = [canonical_fragment(v) for v in values]
+    else:
+        before, before_texts = last
+        head = _same_run(before, values)
+        tail = _same_run(reversed(before[head:]), reversed(values[head:]))
+        texts = [*before_texts[:head],
+                 *(canonical_fragment(v) for v in values[head:len(values) - tail]),
+                 *before_texts[len(before) - tail:]]
+    _LAST.put((values[0],), (values, texts))
+    return _FRAGMENTS.put((values,), "[" + ",".join(texts) + "]")
+
+
+def _same_run(first: Iterable[object], second: Iterable[object]) -> int:
+    """How many values the two share from the start, by identity."""
+    return len(list(takewhile(bool, map(operator.is_, first, second))))
