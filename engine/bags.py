@@ -102,7 +102,10 @@ def find_thing(game: Game, name: str, state: State | None = None) -> Thing | Non
 # a fake passes for) where the stack has them; values are positions in bag order. An index
 # is only a shortlist: callers still test each candidate with the plain rule
 # (:func:`stack_matches`, :meth:`Stack.same_kind`), so it can never change what matches.
-# Built once, never mutated: a changed bag gets a new index.
+# Built once, never mutated: a changed bag gets a new index, except that a bag whose stacks
+# differ from another's in their counts alone shares that bag's index object (add_to_bag
+# filling stacks, take_from_bag emptying none). So what depends on a bag's stacks but not
+# their counts may be remembered per index object (:func:`engine.sheet.owned_items`).
 BagIndex = dict[tuple[str, str], tuple[int, ...]]
 
 MAX_INDEXED_BAGS = 64

@@ -103,19 +103,20 @@ class Owned:
 def owned_items(game: Game, character: Character, state: State | None = None
                 ) -> tuple[Owned, ...]:
     """Every ruleset item (catalog, or invented when ``state`` is given) the character owns,
-    once each, in the bag order of its first stack. Remembered per bag: checks ask this of
-    the same bag again and again, and a bag of hundreds of stacks holds few distinct items."""
+    once each, in the bag order of its first stack. Remembered per bag index: checks ask this
+    again and again, mostly of bags that differ from the last one in counts alone, which
+    share its index (see ``engine.bags.BagIndex``) and own the same items, worn the same."""
+    from .bags import bag_index  # bags reads sheets: imported when used
+
     invented = state.invented if state is not None else None
     bag = character.bag
-    keys = (bag, game, invented)
+    index = bag_index(bag)
+    keys = (index, game, invented)
     found = _OWNED.get(keys)
     if found is not None:
         return found
-    from .bags import bag_index  # bags reads sheets: imported when used
-
     # The bag's index lists each item's stacks, so only the stacks of items that can be worn
     # are looked at (issue 13: bags of hundreds of stacks holding a few kinds of thing).
-    index = bag_index(bag)
     firsts = sorted((positions[0], key[1]) for key, positions in index.items()
                     if key[0] == "item")
     owned: list[Owned] = []
@@ -165,6 +166,25 @@ def effective_abilities(game: Game, character: Character | None,
     if character is None:
         return scores
     scores.update(character.abilities)
+    adds, sets = _item_changes(game, character, state)
+    for row in game.ruleset.sheet.abilities:
+        if row.id not in adds and row.id not in sets:
+            continue
+        score = scores[row.id] + adds.get(row.id, 0)
+        if row.id in sets:
+            score = max(score, sets[row.id])
+        scores[row.id] = min(max(score, row.min), row.max)
+    return scores
+
+
+def _item_changes(game: Game, character: Character,
+                  state: State | None) -> tuple[dict[str, float], dict[str, float]]:
+    """ITM-ABIL-1..3: what the active parts add to and set each ability to (Σadd, max(set)),
+    remembered per owned items (the same answer for every bag that owns the same)."""
+    owned = owned_items(game, character, state)
+    found = _CHANGES.get((owned,))
+    if found is not None:
+        return found
     adds: dict[str, float] = {}
     sets: dict[str, float] = {}
     for _, _, part in active_parts(game, character, state):
@@ -180,14 +200,10 @@ def effective_abilities(game: Game, character: Character | None,
             floor = change.get("set")
             if isinstance(floor, int | float) and not isinstance(floor, bool):
                 sets[ability] = max(sets.get(ability, floor), floor)
-    for row in game.ruleset.sheet.abilities:
-        if row.id not in adds and row.id not in sets:
-            continue
-        score = scores[row.id] + adds.get(row.id, 0)
-        if row.id in sets:
-            score = max(score, sets[row.id])
-        scores[row.id] = min(max(score, row.min), row.max)
-    return scores
+    return _CHANGES.put((owned,), (adds, sets))
+
+
+_CHANGES: IdentityMemo[tuple[dict[str, float], dict[str, float]]] = IdentityMemo(256)
 
 
 class SheetView:

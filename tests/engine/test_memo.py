@@ -10,11 +10,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import Game, load_ruleset, start_state
-from engine.bags import item_of
+from engine.bags import Thing, add_to_bag, item_of, take_from_bag
 from engine.carry import load, stack_weight
 from engine.gear import slots_in_use
 from engine.memo import IdentityMemo
-from engine.sheet import _OWNED, Owned, active_parts, item_is_worn, owned_items
+from engine.sheet import (
+    _CHANGES,
+    _OWNED,
+    Owned,
+    active_parts,
+    effective_abilities,
+    item_is_worn,
+    owned_items,
+)
 from engine.state import Character, Stack
 
 
@@ -103,3 +111,33 @@ def test_itm_carry_2_itm_slot_3_load_and_slots_through_the_index_equal_the_plain
             for slot, count in item.slots.items():
                 plain[slot] = plain.get(slot, 0) + count * stack.count
     assert slots_in_use(BAGS_GAME, state, character) == plain
+
+
+@settings(max_examples=100, deadline=None)
+@given(bags_of(), st.lists(st.tuples(st.sampled_from(["add", "take", "equip", "bind"]), REFS,
+                                     st.integers(1, 12)), max_size=20))
+def test_itm_worn_8_owned_items_stay_right_while_bags_share_their_index(
+        bag: tuple[Stack, ...], steps: list[tuple[str, str | None, int]]) -> None:
+    """Bags that differ in counts alone share an index and so a remembered answer; a flag
+    changed anywhere makes a new index, so worn items are never answered from an old bag."""
+    character = Character(name="Ada", bag=bag)
+    for action, ref, count in steps:
+        entry = BAGS_GAME.items.get(ref or "")
+        thing = Thing(entry.label if entry else "Pebble", entry.ref if entry else None, None,
+                      entry.stack_limit if entry else 10)
+        bag = character.bag
+        if action == "add":
+            bag = add_to_bag(bag, thing, count) or bag
+        elif action == "take":
+            bag, _ = take_from_bag(character, thing, thing.name, count)
+        elif bag:  # equip or bind one stack in place, as the gear actions do
+            at = count % len(bag)
+            flag = "equipped" if action == "equip" else "bound"
+            bag = (*bag[:at], bag[at].model_copy(update={flag: not getattr(bag[at], flag)}),
+                   *bag[at + 1:])
+        character = character.model_copy(update={"bag": bag})
+        assert owned_items(BAGS_GAME, character) == plain_owned(BAGS_GAME, character.bag)
+        remembered = effective_abilities(BAGS_GAME, character)
+        _OWNED.clear()
+        _CHANGES.clear()
+        assert effective_abilities(BAGS_GAME, character) == remembered  # ITM-ABIL-1..5
