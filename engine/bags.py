@@ -340,7 +340,9 @@ def take_from_bag(character: Character, thing: Thing | None, name: str, count: i
     stacks = list(bag)
     emptied: list[int] = []
     left = count
-    for index in sorted(takeable, key=lambda i: (not stacks[i].loose, -i)):
+    loose_first = ([i for i in reversed(takeable) if stacks[i].loose]
+                   + [i for i in reversed(takeable) if not stacks[i].loose])
+    for index in loose_first:
         if left == 0:
             break
         moved = min(left, stacks[index].count)

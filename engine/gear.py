@@ -300,7 +300,7 @@ def give(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, A
     def keep(stack: Stack) -> bool:
         return cursed_bound(game, state, stack)
 
-    _, free = take_from_bag(character, thing, name, count, keep=keep)
+    taken, free = take_from_bag(character, thing, name, count, keep=keep)
     if free < count:
         return state, refused(tag, reasons.CURSED,
                               f"{label} is cursed and bound to {character.name}: it cannot be "
@@ -314,8 +314,9 @@ def give(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, A
         return state, refused(tag, reasons.NOTHING_CARRIED,
                               f"{receiver} cannot carry {label} ×{count}; nothing was given.")
     giver_now = placed_state.characters[giver]
-    bag, _ = take_from_bag(giver_now, thing, name, moved, keep=keep)
-    new_state = _with_bag(placed_state, giver, bag)
+    if moved < count or giver_now is not character:  # else the take above is this take
+        taken, _ = take_from_bag(giver_now, thing, name, moved, keep=keep)
+    new_state = _with_bag(placed_state, giver, taken)
     text = f"{character.name} gives {label} ×{moved} to {receiver}."
     if left:
         text += f" {receiver} cannot carry more; {label} ×{left} stays with {character.name}."
