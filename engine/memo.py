@@ -12,6 +12,8 @@ remembered, which keeps the engine pure.
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterable
+from itertools import takewhile
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -47,3 +49,9 @@ class IdentityMemo(Generic[V]):
 
     def clear(self) -> None:
         self._entries.clear()
+
+
+def same_run(first: Iterable[object], second: Iterable[object]) -> int:
+    """How many values two sequences share from the start, by identity (a loop in C): what a
+    changed tuple keeps of the one before it, at its start or, reversed, at its end."""
+    return len(list(takewhile(bool, map(operator.is_, first, second))))

@@ -13,6 +13,7 @@ from .carry import load, thresholds, weight_text
 from .game import Game
 from .gear import binding_max, slots_in_use
 from .market import market_block, market_instructions
+from .memo import IdentityMemo, same_run
 from .money import cost_text, purse_line
 from .ruleset import Item, ValueRef
 from .ruleset.combat import Amount, StatRead
@@ -450,6 +451,10 @@ class StackLines:
     def __init__(self, size: int = 16_384) -> None:
         self.size = size
         self._lines: dict[int, tuple[Game, Stack, Item | None, Item | None, object, str]] = {}
+        # first stack -> (game, invented items, the last bag rendered that began with it, the
+        # line of each of its stacks, "" for a coin): see :meth:`bag_lines`
+        self._bags: IdentityMemo[tuple[Game, object, tuple[Stack, ...], list[str]]] = (
+            IdentityMemo(256))
 
     def __call__(self, game: Game, state: State, stack: Stack) -> str:
         found = self._lines.get(id(stack))
@@ -468,17 +473,41 @@ class StackLines:
         self._lines[id(stack)] = (game, stack, item, shown, state.invented, line)
         return line
 
+    def bag_lines(self, game: Game, state: State, bag: tuple[Stack, ...]) -> list[str]:
+        """The line of each stack of ``bag`` that is not a coin, in bag order. A changed bag
+        shares most stacks with the last bag rendered that began with the same stack: the runs
+        it shares at both ends keep their lines (found by identity in C loops, issue 12),
+        while the game and the state's invented items are the same."""
+        if not bag:
+            return []
+        last = self._bags.get((bag[0],))
+        if last is not None and last[0] is game and last[1] is state.invented:
+            before, before_lines = last[2], last[3]
+            head = same_run(before, bag)
+            tail = same_run(reversed(before[head:]), reversed(bag[head:]))
+            lines = [*before_lines[:head],
+                     *(self._line_or_coin(game, state, s) for s in bag[head:len(bag) - tail]),
+                     *before_lines[len(before) - tail:]]
+        else:
+            lines = [self._line_or_coin(game, state, s) for s in bag]
+        self._bags.put((bag[0],), (game, state.invented, bag, lines))
+        return list(filter(None, lines))
+
+    def _line_or_coin(self, game: Game, state: State, stack: Stack) -> str:
+        return "" if stack.coin is not None else self(game, state, stack)
+
 
 def inventory_block(game: Game, state: State, lines_of: StackLines | None = None) -> str:
     """The INVENTORY block: every bag (the player's always listed), stacks and purse."""
-    line = stack_line if lines_of is None else lines_of
     lines = ["INVENTORY"]
     for character in state.characters:
         lines.append(f"{character.name} ({purse_line(game, character, state)}):")
         lines += bearer_lines(game, state, character)
-        lines += [line(game, state, s) for s in character.bag if s.coin is None]
-        if not any(s.coin is None for s in character.bag):
-            lines.append("- nothing")
+        if lines_of is not None:
+            stacks = lines_of.bag_lines(game, state, character.bag)
+        else:
+            stacks = [stack_line(game, state, s) for s in character.bag if s.coin is None]
+        lines += stacks or ["- nothing"]
     return "\n".join(lines)
 
 

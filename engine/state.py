@@ -8,15 +8,13 @@ object it was given (all-or-nothing).
 from __future__ import annotations
 
 import json
-import operator
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from functools import cache
-from itertools import takewhile
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .memo import IdentityMemo
+from .memo import IdentityMemo, same_run
 from .ruleset import Item
 
 STATE_FORMAT: Literal["gmtags-state/1"] = "gmtags-state/1"
@@ -255,15 +253,10 @@ def _tuple_fragment(values: tuple[StateModel, ...]) -> str:
         texts = [canonical_fragment(v) for v in values]
     else:
         before, before_texts = last
-        head = _same_run(before, values)
-        tail = _same_run(reversed(before[head:]), reversed(values[head:]))
+        head = same_run(before, values)
+        tail = same_run(reversed(before[head:]), reversed(values[head:]))
         texts = [*before_texts[:head],
                  *(canonical_fragment(v) for v in values[head:len(values) - tail]),
                  *before_texts[len(before) - tail:]]
     _LAST.put((values[0],), (values, texts))
     return _FRAGMENTS.put((values,), "[" + ",".join(texts) + "]")
-
-
-def _same_run(first: Iterable[object], second: Iterable[object]) -> int:
-    """How many values the two share from the start, by identity."""
-    return len(list(takewhile(bool, map(operator.is_, first, second))))

@@ -4,9 +4,19 @@ ITM-BLOCK-11, ITM-CMD-3/4)."""
 from __future__ import annotations
 
 from helpers import answer, fixture_json, harrow, harrow_party
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import load_ruleset, start_state
-from engine.prompt import effect_text, instructions, inventory_block, item_line, stack_line
+from engine.prompt import (
+    StackLines,
+    effect_text,
+    instructions,
+    inventory_block,
+    item_line,
+    stack_line,
+)
+from engine.state import Stack
 
 GAME = harrow()
 
@@ -103,3 +113,40 @@ def test_itm_cmd_3_instructions_name_only_the_commands_the_ruleset_has():
 
 def test_the_block_is_deterministic():
     assert inventory_block(GAME, harrow_party(GAME)) == inventory_block(GAME, harrow_party(GAME))
+
+
+HARROW = harrow()
+ROWS = st.tuples(st.sampled_from([*sorted(HARROW.items), None]),
+                 st.sampled_from([None, None, "penny", "crown"]), st.integers(1, 9),
+                 st.booleans())
+
+
+def stack_of(row: tuple[str | None, str | None, int, bool]) -> Stack:
+    ref, coin, count, equipped = row
+    return Stack(name=coin or ref or "Pebble", item=None if coin else ref, coin=coin,
+                 count=count, equipped=equipped and not coin)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(ROWS, max_size=15),
+       st.lists(st.tuples(st.sampled_from(["append", "count", "drop", "front"]), ROWS,
+                          st.integers(0, 100)), max_size=20))
+def test_remembered_bag_lines_are_the_stack_lines_after_any_changes(start, steps) -> None:
+    """ITM-SHOW-3: a bag's lines reused from the last bag rendered are the lines written
+    from scratch, wherever the bag changed."""
+    state = harrow_party(HARROW)
+    lines = StackLines()
+    bag = tuple(stack_of(row) for row in start)
+    for action, row, pick in steps:
+        if action == "append":
+            bag = (*bag, stack_of(row))
+        elif action == "front":
+            bag = (stack_of(row), *bag)
+        elif bag and action == "count":
+            at = pick % len(bag)
+            bag = (*bag[:at], bag[at].model_copy(update={"count": pick % 9 + 1}), *bag[at + 1:])
+        elif bag:
+            at = pick % len(bag)
+            bag = bag[:at] + bag[at + 1:]
+        assert lines.bag_lines(HARROW, state, bag) == [
+            stack_line(HARROW, state, s) for s in bag if s.coin is None]
