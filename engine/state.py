@@ -209,14 +209,18 @@ def plain_canonical(state: State) -> str:
 
 
 # A new state shares almost all of its stacks, characters and journal entries with the state
-# before it, so each state value's canonical JSON is remembered by identity and a new state
-# serialises only what changed (issue 12: a state of 500 stacks took ~2.4 ms whole). A state
-# holds a few thousand values, so this bound keeps every value of the last states written.
-_FRAGMENTS: IdentityMemo[str] = IdentityMemo(1 << 16)
-# The last tuple serialised that began with a given value, with its values' texts: a bag or
-# the journal changes a few values in place or at the end, so a new tuple reuses the texts of
-# the values it shares at both ends with the last one (found by identity, in C loops).
-_LAST: IdentityMemo[tuple[tuple[StateModel, ...], list[str]]] = IdentityMemo(1 << 10)
+# before it, so the canonical JSON of each small state value (a stack, a journal entry) is
+# remembered by identity and a new state serialises only what changed (issue 12: a state of
+# 500 stacks took ~3.6 ms whole). Texts longer than MAX_REMEMBERED_TEXT (a character with its
+# bag, a whole state) are joined again from the remembered ones each time, so what is kept
+# stays small: at most _FRAGMENTS' bound of short texts, each with the value it belongs to.
+MAX_REMEMBERED_TEXT = 4096
+_FRAGMENTS: IdentityMemo[str] = IdentityMemo(1 << 14)
+# The last tuple serialised that began with a given value, with its values' texts (all short
+# ones): a bag or the journal changes a few values in place or at the end, so a new tuple
+# reuses the texts of the values it shares at both ends with the last one (found by
+# identity, in C loops).
+_LAST: IdentityMemo[tuple[tuple[StateModel, ...], list[str]]] = IdentityMemo(1 << 8)
 
 
 def canonical_fragment(model: StateModel) -> str:
@@ -239,15 +243,14 @@ def canonical_fragment(model: StateModel) -> str:
         own = model.model_dump(mode="json", exclude=set(parts))
         parts.update((name, _dumps(value)) for name, value in own.items())
     text = "{" + ",".join(_key(name) + parts[name] for name in sorted(parts)) + "}"
-    return _FRAGMENTS.put((model,), text)
+    if len(text) <= MAX_REMEMBERED_TEXT:
+        _FRAGMENTS.put((model,), text)
+    return text
 
 
 def _tuple_fragment(values: tuple[StateModel, ...]) -> str:
     """The canonical JSON array of a non-empty tuple of state values (see
     :func:`canonical_fragment`)."""
-    found = _FRAGMENTS.get((values,))
-    if found is not None:
-        return found
     last = _LAST.get((values[0],))
     if last is None:
         texts = [canonical_fragment(v) for v in values]
@@ -258,5 +261,6 @@ def _tuple_fragment(values: tuple[StateModel, ...]) -> str:
         texts = [*before_texts[:head],
                  *(canonical_fragment(v) for v in values[head:len(values) - tail]),
                  *before_texts[len(before) - tail:]]
-    _LAST.put((values[0],), (values, texts))
-    return _FRAGMENTS.put((values,), "[" + ",".join(texts) + "]")
+    if max(map(len, texts)) <= MAX_REMEMBERED_TEXT:  # only texts remembered anyway are kept
+        _LAST.put((values[0],), (values, texts))
+    return "[" + ",".join(texts) + "]"
