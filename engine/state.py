@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -231,21 +231,36 @@ def canonical_fragment(model: StateModel) -> str:
     found = _FRAGMENTS.get((model,))
     if found is not None:
         return found
-    fields = type(model).model_fields
     parts: dict[str, str] = {}
-    for name in fields:
+    for name in _nesting_fields(type(model)):
         value = getattr(model, name)
         if isinstance(value, StateModel):
             parts[name] = canonical_fragment(value)
-        elif isinstance(value, tuple) and value and isinstance(value[0], StateModel):
-            parts[name] = _tuple_fragment(value)  # a tuple field holds one type throughout
-    if len(parts) < len(fields):
+        elif isinstance(value, tuple) and value:
+            parts[name] = _tuple_fragment(value)
+    if not parts:  # nothing nested (a stack, a journal entry, a character without a bag)
+        text = _dumps(model.model_dump(mode="json"))
+    else:
         own = model.model_dump(mode="json", exclude=set(parts))
         parts.update((name, _dumps(value)) for name, value in own.items())
-    text = "{" + ",".join(_key(name) + parts[name] for name in sorted(parts)) + "}"
+        text = "{" + ",".join(_key(name) + parts[name] for name in sorted(parts)) + "}"
     if len(text) <= MAX_REMEMBERED_TEXT:
         _FRAGMENTS.put((model,), text)
     return text
+
+
+@cache
+def _nesting_fields(model: type[StateModel]) -> tuple[str, ...]:
+    """The fields of a state model that hold a state value or a tuple of them, by their
+    declared types (``place: Place | None``, ``bag: tuple[Stack, ...]``)."""
+    return tuple(name for name, field in model.model_fields.items()
+                 if _holds_state_values(field.annotation))
+
+
+def _holds_state_values(annotation: object) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, StateModel):
+        return True
+    return any(_holds_state_values(arg) for arg in get_args(annotation))
 
 
 def _tuple_fragment(values: tuple[StateModel, ...]) -> str:
