@@ -91,7 +91,7 @@ _PARTS: IdentityMemo[dict[str, Mapping[str, Any]]] = IdentityMemo(4096)
 @dataclass(frozen=True, slots=True)
 class Owned:
     """One ruleset item a character owns, however many stacks of it (ITM-WORN-8): its
-    reference, the name it applies under (the catalog label, else the reference) and whether
+    reference, the name it applies under (the catalog label or the invented item's name) and whether
     any copy is worn, which then wins over merely carried ones (ITM-WORN-1)."""
 
     ref: str
@@ -125,10 +125,10 @@ def owned_items(game: Game, character: Character, state: State | None = None
         if entry is not None:
             label, item = entry.label, entry.item
         else:
-            made = next((i.item for i in invented or () if i.ref == ref), None)
+            made = next((i for i in invented or () if i.ref == ref), None)
             if made is None:
                 continue
-            label, item = ref, made
+            label, item = made.name, made.item
         worn = can_be_worn(item) and any(item_is_worn(item, bag[i])
                                          for i in index[("item", ref)])
         owned.append(Owned(ref, label, item, worn))

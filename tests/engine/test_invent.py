@@ -173,6 +173,19 @@ def test_itm_prop_7_changes_separated_by_semicolons_and_carried_too() -> None:
         "abilities": {"brawn": {"add": 1}}}
 
 
+def test_itm_chk_8_an_invented_item_changes_a_check_under_its_own_name() -> None:
+    """ITM-CHK-8 with ITM-PROP-20: the check's record names the invented item as the GM named
+    it, not by its internal reference."""
+    game, state = ember()
+    new, result = add(game, state, 'item="Lucky Token" category="gear" carried="+1 Sneak"')
+    assert result.ok, result.text
+    _, answers = answer(game, new, '[skill_check: skill="sneak" dc="10"]')
+    _, before = answer(game, state, '[skill_check: skill="sneak" dc="10"]')
+    assert int(answers[0].record["effects"]) == int(before[0].record.get("effects", "0")) + 1
+    assert answers[0].record["from"].split(", ")[-1] == "Lucky Token"
+    assert "invented/" not in answers[0].record["from"]
+
+
 def test_itm_prop_8_attacks_and_defence_only_where_the_ruleset_has_fights() -> None:
     document = copy.deepcopy(EMBER)
     del document["combat"]
