@@ -12,11 +12,13 @@ remembered, which keeps the engine pure.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from itertools import takewhile
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class IdentityMemo(Generic[V]):
@@ -52,6 +54,15 @@ class IdentityMemo(Generic[V]):
 
 
 def same_run(first: Iterable[object], second: Iterable[object]) -> int:
-    """How many values two sequences share from the start, by identity (a loop in C): what a
-    changed tuple keeps of the one before it, at its start or, reversed, at its end."""
+    """How many values two sequences share from the start, by identity (a loop in C)."""
     return len(list(takewhile(bool, map(operator.is_, first, second))))
+
+
+def reuse_ends(before: Sequence[T], done: Sequence[R], now: Sequence[T],
+               make: Callable[[T], R]) -> list[R]:
+    """``[make(v) for v in now]``, given ``done == [make(v) for v in before]``: the runs of
+    values ``now`` shares with ``before`` at its start and at its end (by identity: a changed
+    bag or journal keeps most of the tuple before it) keep what ``make`` gave for them."""
+    head = same_run(before, now)
+    tail = same_run(reversed(before[head:]), reversed(now[head:]))
+    return [*done[:head], *map(make, now[head:len(now) - tail]), *done[len(before) - tail:]]

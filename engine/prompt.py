@@ -13,7 +13,7 @@ from .carry import load, thresholds, weight_text
 from .game import Game
 from .gear import binding_max, slots_in_use
 from .market import market_block, market_instructions
-from .memo import IdentityMemo, same_run
+from .memo import IdentityMemo, reuse_ends
 from .money import cost_text, purse_line
 from .ruleset import Item, ValueRef
 from .ruleset.combat import Amount, StatRead
@@ -482,12 +482,8 @@ class StackLines:
             return []
         last = self._bags.get((bag[0],))
         if last is not None and last[0] is game and last[1] is state.invented:
-            before, before_lines = last[2], last[3]
-            head = same_run(before, bag)
-            tail = same_run(reversed(before[head:]), reversed(bag[head:]))
-            lines = [*before_lines[:head],
-                     *(self._line_or_coin(game, state, s) for s in bag[head:len(bag) - tail]),
-                     *before_lines[len(before) - tail:]]
+            lines = reuse_ends(last[2], last[3], bag,
+                               lambda stack: self._line_or_coin(game, state, stack))
         else:
             lines = [self._line_or_coin(game, state, s) for s in bag]
         self._bags.put((bag[0],), (game, state.invented, bag, lines))

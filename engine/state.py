@@ -14,7 +14,7 @@ from typing import Any, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .memo import IdentityMemo, same_run
+from .memo import IdentityMemo, reuse_ends
 from .ruleset import Item
 
 STATE_FORMAT: Literal["gmtags-state/1"] = "gmtags-state/1"
@@ -270,12 +270,7 @@ def _tuple_fragment(values: tuple[StateModel, ...]) -> str:
     if last is None:
         texts = [canonical_fragment(v) for v in values]
     else:
-        before, before_texts = last
-        head = same_run(before, values)
-        tail = same_run(reversed(before[head:]), reversed(values[head:]))
-        texts = [*before_texts[:head],
-                 *(canonical_fragment(v) for v in values[head:len(values) - tail]),
-                 *before_texts[len(before) - tail:]]
+        texts = reuse_ends(*last, values, canonical_fragment)
     if max(map(len, texts)) <= MAX_REMEMBERED_TEXT:  # only texts remembered anyway are kept
         _LAST.put((values[0],), (values, texts))
     return "[" + ",".join(texts) + "]"

@@ -141,3 +141,30 @@ def test_itm_worn_8_owned_items_stay_right_while_bags_share_their_index(
         _OWNED.clear()
         _CHANGES.clear()
         assert effective_abilities(BAGS_GAME, character) == remembered  # ITM-ABIL-1..5
+
+
+def test_reuse_ends_equals_making_everything_and_makes_only_the_changed_middle() -> None:
+    """What a changed tuple keeps of the one before it, at both ends, is not made again; the
+    result is always what making every value gives."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from engine.memo import reuse_ends
+
+    pool = [object() for _ in range(6)]
+    tuples = st.lists(st.sampled_from(pool), max_size=12).map(tuple)
+
+    @given(tuples, tuples)
+    def check(before: tuple[object, ...], now: tuple[object, ...]) -> None:
+        made: list[object] = []
+
+        def make(value: object) -> int:
+            made.append(value)
+            return id(value)
+
+        done = [id(v) for v in before]
+        assert reuse_ends(before, done, now, make) == [id(v) for v in now]
+        if before == now:
+            assert made == []
+
+    check()
