@@ -387,7 +387,7 @@ def remove(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State,
         return state, refused(tag, reasons.CURSED,
                               f"{label} is cursed and bound to {character.name}: it cannot be "
                               'removed until the curse ends (the GM\'s action="unbind").')
-    new_state = state.with_character(who, character.model_copy(update={"bag": bag}))
+    new_state = state.with_bag(who, bag)
     record = {"item": thing.item if thing else None, "coin": thing.coin if thing else None,
               "name": label, "count": count, "who": character.name}
     return new_state, accepted(tag, f"Removed {label} ×{count} from {character.name}'s bag.",

@@ -142,7 +142,7 @@ def _place(state: State, index: int, thing: Thing, count: int) -> State:
     character = state.characters[index]
     bag = add_to_bag(character.bag, thing, count)
     assert bag is not None  # count never exceeds stack_room
-    return state.with_character(index, character.model_copy(update={"bag": bag}))
+    return state.with_bag(index, bag)
 
 
 def walk_order(state: State) -> list[int]:

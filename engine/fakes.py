@@ -108,7 +108,7 @@ def reveal_stacks(game: Game, state: State, who: int, indices: Sequence[int], ho
                                     f"really {bag[index].name} ({how})."))
     if not entries:
         return state
-    new_state = state.with_character(who, character.model_copy(update={"bag": tuple(bag)}))
+    new_state = state.with_bag(who, tuple(bag))
     return new_state.model_copy(update={"journal": (*state.journal, *entries)})
 
 
@@ -517,7 +517,7 @@ def _spend(state: State, target: Target, who: int) -> State:
         stack = bag[target.stack]
         bag[target.stack] = stack.model_copy(
             update={"inspected_by": (*stack.inspected_by, character.name)})
-        return state.with_character(who, character.model_copy(update={"bag": tuple(bag)}))
+        return state.with_bag(who, tuple(bag))
     place = state.place
     assert place is not None and target.seller is not None and target.shown is not None
     looked = Looked(seller=target.seller.id, item=target.shown.ref, who=character.name)
@@ -635,7 +635,7 @@ def _outcome(game: Game, state: State, tag: Tag, ctx: TurnContext, target: Targe
         if character.name not in stack.suspected_by:
             bag[target.stack] = stack.model_copy(
                 update={"suspected_by": (*stack.suspected_by, character.name)})
-        new_state = state.with_character(who, character.model_copy(update={"bag": tuple(bag)}))
+        new_state = state.with_bag(who, tuple(bag))
     return new_state, accepted(tag, f"{character.name} notices{says} and thinks the "
                                     f"{target.name} is a fake.", record)
 

@@ -43,9 +43,6 @@ def _named(game: Game, state: State, tag: Tag, verb: str) -> tuple[str, Thing | 
     return name, find_thing(game, name, state)
 
 
-def _with_bag(state: State, index: int, bag: tuple[Stack, ...]) -> State:
-    return state.with_character(index, state.characters[index].model_copy(update={"bag": bag}))
-
 
 def split_one(bag: tuple[Stack, ...], index: int, **update: bool) -> tuple[Stack, ...]:
     """ITM-STACK-2: one item of the stack at ``index`` into a stack of its own, with
@@ -168,7 +165,7 @@ def _equip(game: Game, state: State, tag: Tag, who: int, character: Character,
                               f"{character.name} has no free {', '.join(short)} slot for "
                               f"{label}; unequip something first.")
     bag = split_one(character.bag, index, equipped=True)  # ITM-SLOT-2
-    return _with_bag(state, who, bag), accepted(
+    return state.with_bag(who, bag), accepted(
         tag, f"{character.name} equips {label}.", {"who": character.name, "item": label})
 
 
@@ -186,7 +183,7 @@ def _unequip(game: Game, state: State, tag: Tag, who: int, character: Character,
     stacks = list(character.bag)
     stacks[index] = stacks[index].model_copy(update={"equipped": False})
     bag = settle(game, state, tuple(stacks), index)
-    return _with_bag(state, who, bag), accepted(
+    return state.with_bag(who, bag), accepted(
         tag, f"{character.name} unequips {label}.", {"who": character.name, "item": label})
 
 
@@ -209,7 +206,7 @@ def _bind(game: Game, state: State, tag: Tag, who: int, character: Character,
     text = f"{character.name} binds {label} ({word})."
     if effect_part(item, "binds").get("cursed") is True:
         text += " It is cursed: it will not let go."
-    return _with_bag(state, who, bag), accepted(tag, text, {"who": character.name,
+    return state.with_bag(who, bag), accepted(tag, text, {"who": character.name,
                                                             "item": label})
 
 
@@ -232,7 +229,7 @@ def _unbind(game: Game, state: State, tag: Tag, who: int, character: Character,
     text = f"{character.name} unbinds {label}."
     if cursed:
         text = f"The curse on {label} ends; {character.name} unbinds it."
-    return _with_bag(state, who, bag), accepted(tag, text, {"who": character.name,
+    return state.with_bag(who, bag), accepted(tag, text, {"who": character.name,
                                                             "item": label, "curse_ended": cursed})
 
 
@@ -316,7 +313,7 @@ def give(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, A
     giver_now = placed_state.characters[giver]
     if moved < count or giver_now is not character:  # else the take above is this take
         taken, _ = take_from_bag(giver_now, thing, name, moved, keep=keep)
-    new_state = _with_bag(placed_state, giver, taken)
+    new_state = placed_state.with_bag(giver, taken)
     text = f"{character.name} gives {label} ×{moved} to {receiver}."
     if left:
         text += f" {receiver} cannot carry more; {label} ×{left} stays with {character.name}."
@@ -374,6 +371,6 @@ def set_to(game: Game, state: State, tag: Tag, plain: bool) -> tuple[State, Answ
         return state, refused(tag, reasons.CURSED,
                               f"{label} is cursed and bound to {character.name}: it cannot be "
                               'removed until the curse ends (action="unbind").')
-    return _with_bag(state, who, bag), accepted(
+    return state.with_bag(who, bag), accepted(
         tag, f"{character.name} now has {label} ×{total_wanted}.",
         {"who": character.name, "item": label, "count": total_wanted})

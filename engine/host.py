@@ -474,9 +474,6 @@ def _chosen(game: Game, state: State, event: Event, who: int,
     return fitting[-1] if fitting else found[-1]
 
 
-def _with_bag(state: State, who: int, bag: tuple[Stack, ...]) -> State:
-    return state.with_character(who, state.characters[who].model_copy(update={"bag": bag}))
-
 
 def _limit(game: Game, state: State, stack: Stack) -> int:
     item = item_of(game, state, stack.item)
@@ -507,7 +504,7 @@ def split(game: Game, state: State, event: Event, ctx: TurnContext) -> tuple[Sta
                               f"{MAX_STACKS_PER_BAG}).")
     bag = (*character.bag[:index], stack.model_copy(update={"count": stack.count - count}),
            stack.model_copy(update={"count": count}), *character.bag[index + 1:])
-    return _with_bag(state, who, bag), accepted(
+    return state.with_bag(who, bag), accepted(
         event.tag, f"{character.name} splits {stack.name} ×{count} off into a stack of its own.",
         {"who": character.name, "item": stack.name, "count": count, "stack": index + 1})
 
@@ -549,7 +546,7 @@ def merge(game: Game, state: State, event: Event, ctx: TurnContext) -> tuple[Sta
     text = f"{character.name} merges {moving.name} ×{moved} into one stack."
     if moved < moving.count:
         text += f" The stack is full; {moving.name} ×{moving.count - moved} stays apart."
-    return _with_bag(state, who, tuple(stacks)), accepted(
+    return state.with_bag(who, tuple(stacks)), accepted(
         event.tag, text, {"who": character.name, "item": staying.name, "count": moved})
 
 
@@ -586,7 +583,7 @@ def toggle(game: Game, state: State, event: Event, ctx: TurnContext) -> tuple[St
         stacks = list(character.bag)
         stacks[index] = stack.model_copy(update={"toggled": False})
         bag = settle(game, state, tuple(stacks), index)
-    return _with_bag(state, who, bag), accepted(
+    return state.with_bag(who, bag), accepted(
         event.tag, f"{character.name} turns {stack.name} {'on' if turn_on else 'off'}: "
                    f"{word}.", {"who": character.name, "item": stack.name, "on": turn_on})
 

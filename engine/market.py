@@ -547,7 +547,7 @@ def _place_fake(game: Game, state: State, who: int, fake: CatalogItem, shown: Ca
     bag = add_disguised(character.bag, fake, shown, count) if not left else None
     if bag is None:
         return None
-    return state.with_character(who, character.model_copy(update={"bag": bag}))
+    return state.with_bag(who, bag)
 
 
 def _held(game: Game, state: State, tag: Tag, ctx: TurnContext, where: Place,
@@ -622,7 +622,7 @@ def buy(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, An
                               f"{character.name}'s bag cannot take the change; nothing was "
                               "bought.")
     bag, paid, change = paying
-    new_state = state.with_character(who, character.model_copy(update={"bag": bag}))
+    new_state = state.with_bag(who, bag)
     if offer.fake is not None:  # ITM-FAKE-7/9: the fake, shown as what it passes for
         placed = _place_fake(game, new_state, who, offer.fake, entry, count)
         if placed is None:
@@ -826,7 +826,7 @@ def _complete_sale(game: Game, state: State, before: State, tag: Tag, ctx: TurnC
         return before, refused(tag, reasons.PURSE_SPENT,
                                f"The sellers at {where.name} cannot pay {total.text} today: "
                                f"{left.text} of today's purse is left.", {"price": total.text})
-    new_state = state.with_character(who, character.model_copy(update={"bag": bag}))
+    new_state = state.with_bag(who, bag)
     coins = coins_largest_first(game, state, price.coin, total_value)
     for coin_id, n in coins.items():
         new_state, _, left_behind = distribute(game, new_state, coin_thing(game.coins[coin_id]),

@@ -176,7 +176,7 @@ def pay(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, An
     text = f"Paid with {_listing(game, paid, family)}"  # ITM-PAY-5
     text += f"; {_listing(game, change, family)} back." if change else "."
     journal = JournalEntry(turn=ctx.turn_label, text=f"{character.name} paid {shown}.")
-    new_state = state.with_character(who, character.model_copy(update={"bag": bag}))
+    new_state = state.with_bag(who, bag)
     new_state = new_state.model_copy(update={"journal": (*state.journal, journal)})
     record = {"who": character.name, "amount": shown, "paid": paid, "change": change}
     return new_state, accepted(tag, text, record)

@@ -176,6 +176,10 @@ class State(StateModel):
         characters[index] = character
         return self.model_copy(update={"characters": tuple(characters)})
 
+    def with_bag(self, index: int, bag: tuple[Stack, ...]) -> State:
+        """The state with character ``index`` holding ``bag`` instead of their own."""
+        return self.with_character(index, self.characters[index].model_copy(update={"bag": bag}))
+
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 
