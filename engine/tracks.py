@@ -54,11 +54,16 @@ def wound_penalties(game: Game, state: State,
             yield track, row
 
 
+def health_pool(game: Game) -> Pool | None:
+    """The ruleset's health pool, if it has one (at most one, checked at load)."""
+    return next((p for p in game.ruleset.live.pools if p.health), None)
+
+
 def health_bar(game: Game) -> Pool | Track | None:
     """ITM-OUT-3: what a heal mends — the health pool, else the health track, else the first
     wound track (at most one health pool or health track, checked at load)."""
     live = game.ruleset.live
-    pool = next((p for p in live.pools if p.health), None)
+    pool = health_pool(game)
     if pool is not None:
         return pool
     health = next((t for t in live.tracks if t.kind == "health"), None)

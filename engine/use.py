@@ -30,7 +30,7 @@ from .ruleset.combat import Amount, Gate, StatRead, Use
 from .ruleset.sheet import Track
 from .sheet import SheetView, item_is_worn
 from .state import Character, JournalEntry, Stack, State
-from .tracks import health_bar, track_max, track_value
+from .tracks import health_bar, health_pool, track_max, track_value
 
 MAX_CHARGES = 100  # ITM-CHG-2/3: an item holds 1 to 100 charges
 
@@ -73,12 +73,6 @@ def roll_amount(amount: Amount, stream: Stream) -> int:
         if not isinstance(expr, str):  # the ruleset loader already refused bad notation
             total += roll(expr, stream).total
     return total
-
-
-def health_pool(game: Game) -> tuple[str, str] | None:
-    """The ruleset's health pool (id, label), if it has one."""
-    row = next((p for p in game.ruleset.live.pools if p.health), None)
-    return (row.id, row.label) if row is not None else None
 
 
 def pool_max(game: Game, character: Character, state: State, pool: str) -> int:
@@ -226,12 +220,20 @@ def _heal(game: Game, state: State, character: Character, use: Use, outcome: _Ou
         after = min(now + max(rolled, 0), most)
         outcome.tracks[bar.id] = after
     else:
-        most = pool_max(game, character, state, bar.id)
-        now = outcome.pools.get(bar.id, most)
-        after = min(max(now, now + max(rolled, 0)), max(most, now))
-        outcome.pools[bar.id] = after
+        now, after, most = _refill(game, state, character, outcome, bar.id, rolled)
     outcome.effects.append(f"heals {after - now} ({bar.label} {after}/{most})")
     outcome.record["healed"] = after - now
+
+
+def _refill(game: Game, state: State, character: Character, outcome: _Outcome, pool: str,
+            rolled: int) -> tuple[int, int, int]:
+    """A pool given back ``rolled`` (a heal, ITM-OUT-3; a restore, ITM-OUT-5): never above
+    its max, and a pool already above it is not lowered. Returns (before, after, max)."""
+    most = pool_max(game, character, state, pool)
+    now = outcome.pools.get(pool, most)
+    after = min(max(now, now + max(rolled, 0)), max(most, now))
+    outcome.pools[pool] = after
+    return now, after, most
 
 
 def _effect(game: Game, state: State, character: Character, use: Use, outcome: _Outcome,
@@ -247,20 +249,17 @@ def _effect(game: Game, state: State, character: Character, use: Use, outcome: _
     if use.temporary is not None:  # ITM-OUT-4
         rolled = max(roll_amount(use.temporary, ctx.stream(kind, "use/temporary")), 0)
         if health is not None:
-            key = f"{health[0]}:temporary"
+            key = f"{health.id}:temporary"
             kept = max(outcome.pools.get(key, 0), rolled)
             outcome.pools[key] = kept
-            outcome.effects.append(f"{kept} temporary {health[1]}")
+            outcome.effects.append(f"{kept} temporary {health.label}")
             outcome.record["temporary"] = kept
     if use.restore is not None:  # ITM-OUT-5, ITM-USE-13
         pool_id = use.restore.pool
         row = next((p for p in game.ruleset.live.pools if p.id == pool_id), None)
         if row is not None:
             rolled = roll_amount(use.restore.amount, ctx.stream(kind, "use/restore"))
-            most = pool_max(game, character, state, pool_id)
-            now = outcome.pools.get(pool_id, most)
-            after = min(max(now, now + max(rolled, 0)), max(most, now))
-            outcome.pools[pool_id] = after
+            now, after, most = _refill(game, state, character, outcome, pool_id, rolled)
             outcome.effects.append(f"gets back {after - now} {row.label} "
                                    f"({row.label} {after}/{most})")
             outcome.record["restored"] = after - now
