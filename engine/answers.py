@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tagparse import Tag
 
+from .trusted import trusted
+
 JsonValue = Any
 
 
@@ -44,18 +46,24 @@ def tag_ref(tag: Tag) -> TagRef:
         attrs = {}
         for key, value in pairs:
             attrs.setdefault(key, value)
-    return TagRef(kind=tag.kind, attrs=attrs, raw=tag.raw)
+    return trusted(TagRef, {"kind": tag.kind, "attrs": attrs, "raw": tag.raw})
+
+
+def _answer(tag: Tag, ok: bool, reason: str | None, text: str,
+            record: dict[str, JsonValue] | None, notes: tuple[str, ...]) -> Answer:
+    # Every field typed by the caller; the record is copied, as validating it would.
+    return trusted(Answer, {"tag": tag_ref(tag), "ok": ok, "reason": reason, "text": text,
+                            "record": dict(record) if record else {}, "notes": tuple(notes)})
 
 
 def accepted(tag: Tag, text: str, record: dict[str, JsonValue] | None = None,
              notes: tuple[str, ...] = ()) -> Answer:
-    return Answer(tag=tag_ref(tag), ok=True, text=text, record=record or {}, notes=notes)
+    return _answer(tag, True, None, text, record, notes)
 
 
 def refused(tag: Tag, reason: str, text: str, record: dict[str, JsonValue] | None = None,
             notes: tuple[str, ...] = ()) -> Answer:
-    return Answer(tag=tag_ref(tag), ok=False, reason=reason, text=text, record=record or {},
-                  notes=notes)
+    return _answer(tag, False, reason, text, record, notes)
 
 
 def _attr_text(value: JsonValue) -> str:

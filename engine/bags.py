@@ -17,8 +17,10 @@ from .game import DEFAULT_STACK, MAX_STACKS_PER_BAG, Game
 from .ruleset import Item
 from .sheet import effect_part
 from .state import Character, InventedItem, Stack, State
+from .trusted import trusted
 
 MAX_COUNT = 1_000_000  # the most one tag may add or remove at once
+NEW_STACK = dict(Stack(name="-", count=1).__dict__)  # a new stack's fields: the defaults
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +34,9 @@ class Thing:
     service: bool = False
 
     def stack(self, count: int) -> Stack:
-        return Stack(name=self.name, item=self.item, coin=self.coin, count=count)
+        """A new loose stack of ``count`` (1 or more) of this thing."""
+        return trusted(Stack, {**NEW_STACK, "name": self.name, "item": self.item,
+                               "coin": self.coin, "count": count})
 
 
 def parse_count(text: str | None) -> int | str:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .memo import IdentityMemo, reuse_ends
 from .ruleset import Item
+from .trusted import filled
 
 STATE_FORMAT: Literal["gmtags-state/1"] = "gmtags-state/1"
 
@@ -30,13 +31,8 @@ class StateModel(BaseModel):
         long, issue 13)."""
         if deep or not update:
             return super().model_copy(update=update, deep=deep)
-        copied = self.__class__.__new__(self.__class__)
-        object.__setattr__(copied, "__dict__", {**self.__dict__, **update})
-        object.__setattr__(copied, "__pydantic_extra__", None)
-        object.__setattr__(copied, "__pydantic_fields_set__",
-                           self.__pydantic_fields_set__ | update.keys())
-        object.__setattr__(copied, "__pydantic_private__", None)
-        return copied
+        return filled(self.__class__.__new__(self.__class__), {**self.__dict__, **update},
+                      self.__pydantic_fields_set__ | update.keys())
 
 
 class Stack(StateModel):

@@ -57,6 +57,7 @@ SURROGATE = re.compile("[\ud800-\udfff]")
 # A JSON escape of a UTF-16 surrogate; a lone one decodes to a str that cannot be written out.
 ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 DECODER = json.JSONDecoder(strict=False)
+_SCAN_ONCE = DECODER.scan_once  # type: ignore[attr-defined]
 UNKNOWN_FORMAT = (
     "not a known transcript format (gmtags JSONL, SillyTavern chat .jsonl or OpenAI messages JSON)"
 )
@@ -227,8 +228,8 @@ def _decode_line(line: str) -> Any:
     that holds one value; anything else (an error, whitespace left after a BOM) is decoded
     the full way, so values and error messages are decode()'s."""
     try:
-        value, end = DECODER.raw_decode(line)
-    except ValueError:
+        value, end = _SCAN_ONCE(line, 0)  # what raw_decode calls, without its frame
+    except (StopIteration, ValueError):
         end = -1
     return value if end == len(line) else DECODER.decode(line)
 

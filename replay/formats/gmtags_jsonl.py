@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, get_args
 
+from engine.trusted import trusted
 from replay.formats import fields
 from replay.transcript import (
     BAD_MESSAGE,
@@ -145,17 +146,11 @@ def plain_message(line: int, value: dict[str, Any]) -> Message | None:
         and (new_session is None or isinstance(new_session, bool))
     ):
         return None
-    return Message(
-        role=ROLES[role],
-        name=name,
-        text=text or "",
-        swipes=None,
-        swipe=0,
-        hidden=bool(hidden),
-        new_session=bool(new_session),
-        event=None,
-        source_line=line,
-    )
+    return trusted(Message, {  # every field checked above
+        "role": ROLES[role], "name": name, "text": text or "", "swipes": None, "swipe": 0,
+        "hidden": bool(hidden), "new_session": bool(new_session), "event": None,
+        "source_line": line,
+    })
 
 
 def select_swipe(
