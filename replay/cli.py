@@ -42,22 +42,30 @@ def _emit_json(document: Any) -> None:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="gmtags")
-def main() -> None:
+@click.pass_context
+def main(context: click.Context) -> None:
     """Turn the bracket tags an LLM game master writes into game mechanics."""
-    batch_collections()
+    collect_cycles_for(context.invoked_subcommand)
 
 
-# A replay builds many small values that live to its end (every answer, every state) and
-# makes next to no reference cycles; at CPython's default gen-0 threshold of 700 the cycle
-# collector walks those survivors over and over, about a fifth of a long replay's time
-# (benchmarks/replay.py prints both). The command line is our own process, so it collects
-# less often; the library leaves its host's collector settings alone.
-BATCH_GC_THRESHOLD = (50_000, 20, 20)
+# A replay builds many small values that live to its end (every answer, every state), and the
+# cycle collector walks them again at each collection: a sixth of a long replay's time
+# (benchmarks/replay.py), for nothing, since the fold makes no reference cycles
+# (tests/replay/test_no_cycles.py keeps it so). A command that folds chats and exits runs
+# with the collector paused; what a cycle elsewhere leaves (the few that loading a ruleset
+# makes) lasts until the process ends. The long-running server makes cycles (asyncio, HTTP)
+# and keeps collecting, less often than CPython's default. The library leaves its host's
+# collector alone.
+SERVER_GC_THRESHOLD = (50_000, 20, 20)
+SERVER_COMMANDS = frozenset({"serve"})
 
 
-def batch_collections() -> None:
-    """Collect cycles less often, for the rest of this process (the ``gmtags`` command)."""
-    gc.set_threshold(*BATCH_GC_THRESHOLD)
+def collect_cycles_for(command: str | None) -> None:
+    """Set this process's cycle collector for the ``gmtags`` command about to run."""
+    if command in SERVER_COMMANDS:
+        gc.set_threshold(*SERVER_GC_THRESHOLD)
+    else:
+        gc.disable()
 
 
 @main.command()
