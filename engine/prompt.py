@@ -518,11 +518,23 @@ def last_answers_block(answers: Sequence[Answer]) -> str:
     return "\n".join(lines)
 
 
+def state_context(game: Game, state: State, lines_of: StackLines | None = None) -> str:
+    """The GM section's blocks that depend on the state alone: instructions, inventory, sheet
+    and market, separated by blank lines (``lines_of``: remembered stack lines to reuse, see
+    :class:`StackLines`)."""
+    blocks = [instructions(game), inventory_block(game, state, lines_of),
+              sheet_block(game, state), market_block(game, state)]
+    return "\n\n".join(block for block in blocks if block)
+
+
 def gm_context(game: Game, state: State, last_answers: Sequence[Answer] = (),
                lines_of: StackLines | None = None) -> str:
-    """The whole GM section for the next prompt, blocks separated by blank lines
-    (``lines_of``: remembered stack lines to reuse, see :class:`StackLines`)."""
-    blocks = [instructions(game), inventory_block(game, state, lines_of),
-              sheet_block(game, state), market_block(game, state),
-              last_answers_block(last_answers)]
-    return "\n\n".join(block for block in blocks if block)
+    """The whole GM section for the next prompt: :func:`state_context`, then what the engine
+    answered to the GM's previous reply."""
+    return with_last_answers(state_context(game, state, lines_of), last_answers)
+
+
+def with_last_answers(state_text: str, last_answers: Sequence[Answer]) -> str:
+    """A state's blocks (never empty: the instructions) and the LAST ANSWERS block after them."""
+    answers = last_answers_block(last_answers)
+    return f"{state_text}\n\n{answers}" if answers else state_text

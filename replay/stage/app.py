@@ -30,7 +30,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from engine import Answer, Game, PartyError, RulesetError, State
-from engine.prompt import StackLines, gm_context
+from engine.prompt import StackLines, state_context, with_last_answers
 
 from ..cache import FoldOutcome, SnapshotCache, Store, fold_turns
 from ..files import InputError, load_party, load_ruleset, read_json
@@ -57,33 +57,36 @@ DROPPED_HEADERS = frozenset({
 class GmSection:
     """The delimited GM section of one game's prompts, remembered between requests.
 
-    Whole sections per state: a regenerated reply folds to the very state object the snapshot
-    cache keeps parsed, and its section is the same text when the last answers are equal. And
-    each stack's line (:class:`engine.prompt.StackLines`): the next reply's state keeps most of
-    the last state's stacks as they were, so only the lines of changed stacks are written.
+    The state's blocks per state: a regenerated reply folds to the very state object the
+    snapshot cache keeps parsed, and a reply that changes nothing (a check, a refusal) leaves
+    the state object as it was, so only the last answers are written again. And each stack's
+    line (:class:`engine.prompt.StackLines`): the next reply's state keeps most of the last
+    state's stacks as they were, so only the lines of changed stacks are written.
     """
 
     def __init__(self, game: Game, states: int = 64) -> None:
         self.game = game
         self.states = states
         self.lines = StackLines()
-        self._texts: OrderedDict[int, tuple[State, tuple[Answer, ...], str]] = OrderedDict()
+        self._texts: OrderedDict[int, tuple[State, str]] = OrderedDict()
         self._lock = threading.Lock()
 
     def __call__(self, state: State, last_answers: Sequence[Answer]) -> str:
-        answers = tuple(last_answers)
         with self._lock:
             found = self._texts.get(id(state))
-        if found is not None and found[0] is state and found[1] == answers:
-            return found[2]
-        text = "\n".join([SECTION_BEGIN, gm_context(self.game, state, answers, self.lines),
+            if found is not None and found[0] is state:
+                self._texts.move_to_end(id(state))
+        if found is not None and found[0] is state:
+            state_text = found[1]
+        else:
+            state_text = state_context(self.game, state, self.lines)
+            with self._lock:
+                self._texts[id(state)] = (state, state_text)
+                self._texts.move_to_end(id(state))
+                while len(self._texts) > self.states:
+                    self._texts.popitem(last=False)
+        return "\n".join([SECTION_BEGIN, with_last_answers(state_text, last_answers),
                           SECTION_END])
-        with self._lock:
-            self._texts[id(state)] = (state, answers, text)
-            self._texts.move_to_end(id(state))
-            while len(self._texts) > self.states:
-                self._texts.popitem(last=False)
-        return text
 
 
 @dataclass(frozen=True)

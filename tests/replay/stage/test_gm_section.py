@@ -1,6 +1,6 @@
 """The stage's remembered GM section (issue 12: a reply's cost must not grow with the chat).
 
-``GmSection`` keeps whole sections per state and ``engine.prompt.StackLines`` each stack's line;
+``GmSection`` keeps the state's blocks per state and ``engine.prompt.StackLines`` each stack's line;
 both must give exactly the text of ``gm_context`` written from scratch (DESIGN.md "Interfaces":
 the GM section; spec/items.md ITM-SHOW-3..7 for the stack lines).
 """
@@ -15,6 +15,7 @@ from helpers import answer, fixture_json, harrow, harrow_party
 from engine import Answer, Game, State, load_ruleset, start_state
 from engine.prompt import StackLines, gm_context, inventory_block, stack_line
 from replay.cache import MemoryStore, SnapshotCache
+from replay.stage import app
 from replay.stage.app import SECTION_BEGIN, SECTION_END, GameFolder, prepare
 
 TAGS = [
@@ -53,15 +54,21 @@ def test_the_remembered_section_is_the_written_one_request_after_request(game: G
                 index, regenerated)
 
 
-def test_a_state_seen_again_gets_the_same_text_but_other_answers_do_not(game: Game) -> None:
+def test_a_state_seen_again_gets_the_same_text_but_other_answers_do_not(
+        game: Game, monkeypatch: pytest.MonkeyPatch) -> None:
     start = harrow_party(game)
     folder = GameFolder("harrow", game, start)
     state, answers = answer(game, start, TAGS[0])
     first = folder.section(state, answers)
-    assert folder.section(state, list(answers)) is first  # remembered, not written again
-    other = folder.section(state, ())
+    assert first == written(game, state, answers)
+    written_again: list[State] = []
+    monkeypatch.setattr(app, "state_context",
+                        lambda *args: written_again.append(args[1]) or "not remembered")
+    assert folder.section(state, list(answers)) == first  # the state's blocks remembered
+    other = folder.section(state, ())  # another reply that left the state as it was
     assert other == written(game, state, ())
     assert other != first and "LAST ANSWERS" in first and "LAST ANSWERS" not in other
+    assert written_again == []
 
 
 def test_at_most_the_configured_number_of_sections_is_kept(game: Game) -> None:
