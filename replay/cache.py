@@ -49,6 +49,10 @@ DEFAULT_TTL = 7 * 24 * 3600  # seconds a Redis entry lives after it was last wri
 RETRY_AFTER = 5.0  # seconds a store that failed is left alone before it is tried again
 ANCHOR_CANDIDATES = 8  # leading turns of a chat tried when its front is not known
 LOOKUP_BATCH = 64  # chain positions asked for at once, newest first
+# The newest positions are asked for in small lookups first: a chat's next request is found
+# one to three positions before its end (the last reply, or the player's turn before it), and
+# each position asked for is a hash to finish and a key to look up.
+LOOKUP_FIRST = (1, 4)
 NEW_CHAT_TURNS = 2  # an unknown chat of a known game this short is taken as a new chat
 MAX_PENDING = 4096  # snapshots a deferred cache keeps unstored before it stores them itself
 PARSED_STATES = 64  # states a SnapshotCache keeps parsed in this process, newest used
@@ -585,8 +589,11 @@ class SnapshotCache:
     def longest(self, chain: Chain) -> tuple[int, bytes, Snapshot] | None:
         """The latest position of ``chain`` with a good snapshot: (position, key, snapshot)."""
         end = len(chain)  # positions below ``end`` are still to be tried, newest first
+        lookups = 0
         while end > 0:
-            first = max(0, end - (1 if end == len(chain) else LOOKUP_BATCH))
+            size = LOOKUP_FIRST[lookups] if lookups < len(LOOKUP_FIRST) else LOOKUP_BATCH
+            lookups += 1
+            first = max(0, end - size)
             keys = chain.keys(first, end - 1)
             with self._lock:
                 pending = [self._pending.get(k) for k in keys] if self._pending else []

@@ -173,3 +173,37 @@ def test_an_edit_in_the_middle_resumes_just_before_it(game: Game, start: State,
     assert outcome.reused == edited and outcome.folded == 200 - edited
     expected = replay(game, transcript_from_openai(messages), start)
     assert outcome.snapshot.state.canonical() == expected.state.canonical()
+
+
+class CountingStore(MemoryStore):
+    """A memory store that remembers how many keys each lookup asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lookups: list[int] = []
+
+    def get_many(self, keys: Any) -> list[bytes | None]:
+        self.lookups.append(len(keys))
+        return super().get_many(keys)
+
+
+def test_the_next_reply_is_found_with_small_lookups_and_an_edit_with_batches(
+        game: Game, start: State) -> None:
+    """The next request of a chat resumes a few positions before its end: it is found by
+    asking for the last position, then the four before it, not a batch of 64 (issue 12); a
+    position further back is still found, in batches."""
+    store = CountingStore()
+    cache = SnapshotCache(store)
+    fold_turns(game, start, turns_of(chat(100)), cache)
+    store.lookups.clear()
+    outcome = fold_turns(game, start, turns_of(chat(101)), cache)
+    assert (outcome.reused, outcome.folded) == (200, 2)
+    assert store.lookups == [1, 4]
+    edited = chat(101)
+    edited[21] = {"role": "assistant", "content": "An edit far back."}
+    store.lookups.clear()
+    outcome = fold_turns(game, start, turns_of(edited), cache)
+    assert (outcome.reused, outcome.folded) == (20, 182)
+    # Positions 201, 197..200, then batches down to 20; then the state kept at position 20,
+    # no longer parsed in this process, is read.
+    assert store.lookups == [1, 4, 64, 64, 64, 1]
