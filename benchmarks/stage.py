@@ -3,18 +3,25 @@
 Prints, per chat length:
 - ``prepare``: the stage's own work for one more reply with a warm snapshot cache, from the
   request's bytes, as the server does it (read the body, find the longest cached prefix, fold
-  what is new, write the GM section), p50 in ms;
-  goal: flat — 10,000 turns within 1.5x of 10 turns. Each new reply pays a penny: once the
-  purse is empty (long before 1,000 turns) it is refused and the state stays the same object,
-  so the GM section is remembered whole.
+  what is new, write the GM section), p50 in ms; goal: flat — 10,000 turns within 1.5x of 10
+  turns. Each new reply rolls a skill check: the same work at every length (the state stays
+  the same object; the section's last answers change).
 - ``changing``: the same, with new replies that hand a torch from Ada to Bram and back, so
   every reply makes a new state and only the lines of its changed stacks are written again.
+  The chat's earlier replies found a torch every fourth turn, so at 10,000 turns Ada carries
+  hundreds of torch stacks, which each hand-over looks through: this column grows with what
+  the party carries, which grows with the chat here.
 - ``store``: then storing the new snapshots (with the changing replies: a new state's canonical
   JSON each time), which the server does while the model writes, off the reply's path.
 - ``splice``: then making the body for the model (the client's bytes with the GM section
   spliced in: one copy of the body, what sending it on costs anyway), p50 in ms.
 - ``added``: the proxy's added latency over calling the fake model directly with the same body
   (real HTTP on loopback, one client, keep-alive), p50 in ms; goal: under 5 ms at 1,000 turns.
+
+The three chats are measured in one process, a round of each in turn (10, 1,000, 10,000 turns,
+then again), so that each length meets the same heap and the same moments of a shared
+machine: measured one length after the other, the figures moved by a third from run to run
+with what the process had allocated before and what the neighbours did.
 
 Run from the repository root: .venv/bin/python benchmarks/stage.py
 """
@@ -46,8 +53,10 @@ from replay.stage.app import GameFolder, StageConfig, build_app, load_game, prep
 from replay.stage.body import BodyReader
 
 SIZES = (10, 1_000, 10_000)
-ROUNDS = {10: 60, 1_000: 60, 10_000: 20}
-REPLY = 'The innkeeper nods. [inventory: action="pay" amount="1 penny" who="Ada"] Rain falls.'
+ROUNDS = 60  # replies added to each chat, in turn
+HTTP_ROUNDS = {10: 60, 1_000: 60, 10_000: 20}
+CHECK = ('Ada listens at the door. [skill_check: skill="sneak" dc="10" who="Ada"] '
+         'Rain falls.')
 SWAPS = ['Ada hands Bram a torch. [inventory: action="give" item="Torch" who="Ada" '
          'to="Bram the Quiet"]',
          'Bram hands it back. [inventory: action="give" item="Torch" who="Bram the Quiet" '
@@ -64,7 +73,7 @@ async def _model_chat(request: Request) -> Response:
     await request.body()
     return JSONResponse({"id": "x", "object": "chat.completion", "choices": [
         {"index": 0, "finish_reason": "stop",
-         "message": {"role": "assistant", "content": REPLY}}]})
+         "message": {"role": "assistant", "content": CHECK}}]})
 
 
 def _model_app() -> Starlette:
@@ -110,42 +119,51 @@ def p50(values: list[float]) -> float:
     return statistics.median(values) * 1000
 
 
-def prepare_p50(folder: GameFolder, turns: int,
-                replies: list[str]) -> tuple[float, float, float]:
-    """The stage's work in process, warm: each round adds one more reply to the chat. Each
-    request is timed from its bytes (as a client sends them: a new JSON text each time, so
-    nothing is shared with the last request's objects unless the stage shares it)."""
-    cache = SnapshotCache(MemoryStore(), deferred=True)  # as the server keeps it
-    reader = BodyReader()
-    messages = chat(turns)
-    first = {"model": "m", "messages": [*messages, {"role": "user", "content": "go"}]}
-    prepare(folder, cache, reader.read(json.dumps(first).encode())).content()
-    cache.flush()
-    prepared: list[float] = []
-    spliced: list[float] = []
-    stored: list[float] = []
-    for round_ in range(ROUNDS[turns]):
-        messages += [{"role": "user", "content": f"more {round_}"},
-                     {"role": "assistant", "content": replies[round_ % len(replies)]}]
+class ChatRounds:
+    """One chat of ``turns`` turns served warm, one more reply per round, timed as the stage
+    does its work: from the request's bytes (a new JSON text each time, as a client sends it,
+    so nothing is shared with the last request's objects unless the stage shares it)."""
+
+    def __init__(self, folder: GameFolder, turns: int, replies: list[str]) -> None:
+        self.folder, self.turns, self.replies = folder, turns, replies
+        self.cache = SnapshotCache(MemoryStore(), deferred=True)  # as the server keeps it
+        self.reader = BodyReader()
+        self.messages = chat(turns)
+        first = {"model": "m", "messages": [*self.messages, {"role": "user", "content": "go"}]}
+        prepare(folder, self.cache, self.reader.read(json.dumps(first).encode())).content()
+        self.cache.flush()
+        self.prepared: list[float] = []
+        self.spliced: list[float] = []
+        self.stored: list[float] = []
+
+    def round(self, number: int) -> None:
+        self.messages += [{"role": "user", "content": f"more {number}"},
+                          {"role": "assistant",
+                           "content": self.replies[number % len(self.replies)]}]
         raw = json.dumps({"model": "m",
-                          "messages": [*messages, {"role": "user", "content": "go"}]}).encode()
+                          "messages": [*self.messages, {"role": "user", "content": "go"}]}).encode()
         started = time.perf_counter()
-        ready = prepare(folder, cache, reader.read(raw))
-        prepared.append(time.perf_counter() - started)
+        ready = prepare(self.folder, self.cache, self.reader.read(raw))
+        self.prepared.append(time.perf_counter() - started)
         started = time.perf_counter()
         ready.content()
-        spliced.append(time.perf_counter() - started)
+        self.spliced.append(time.perf_counter() - started)
         started = time.perf_counter()
-        cache.flush()
-        stored.append(time.perf_counter() - started)
-    return p50(prepared), p50(spliced), p50(stored)
+        self.cache.flush()
+        self.stored.append(time.perf_counter() - started)
 
 
-def measure(folder: GameFolder, game: Path, model_url: str,
-            turns: int) -> tuple[float, float, float, float, float]:
-    prepared, spliced, _ = prepare_p50(folder, turns, [REPLY])
-    changing, _, stored = prepare_p50(folder, turns, SWAPS)
-    # The proxy over HTTP against the model directly, same bodies, warm cache.
+def interleaved(folder: GameFolder, replies: list[str]) -> dict[int, ChatRounds]:
+    """Each chat length's rounds, taken in turn: 10, 1,000, 10,000 turns, then again."""
+    chats = {turns: ChatRounds(folder, turns, replies) for turns in SIZES}
+    for number in range(ROUNDS):
+        for rounds in chats.values():
+            rounds.round(number)
+    return chats
+
+
+def added_latency(game: Path, model_url: str, turns: int) -> float:
+    """The proxy over HTTP against the model directly, same bodies, warm cache: p50 in ms."""
     stage_url, stage = serve(_stage_app, game, model_url + "/v1")
     direct: list[float] = []
     proxied: list[float] = []
@@ -154,9 +172,9 @@ def measure(folder: GameFolder, game: Path, model_url: str,
     nodelay = httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
     with httpx.Client(timeout=120, transport=nodelay) as client:
         client.post(f"{stage_url}/games/harrow/v1/chat/completions", json={"messages": messages})
-        for round_ in range(ROUNDS[turns]):
+        for round_ in range(HTTP_ROUNDS[turns]):
             messages += [{"role": "user", "content": f"more {round_}"},
-                         {"role": "assistant", "content": REPLY}]
+                         {"role": "assistant", "content": CHECK}]
             body = {"model": "m", "messages": [*messages, {"role": "user", "content": "go"}]}
             started = time.perf_counter()
             client.post(f"{model_url}/v1/chat/completions", json=body).raise_for_status()
@@ -167,27 +185,31 @@ def measure(folder: GameFolder, game: Path, model_url: str,
             proxied.append(time.perf_counter() - started)
     stage.terminate()
     stage.join()
-    added = [p - d for p, d in zip(proxied, direct, strict=True)]
-    return prepared, changing, stored, spliced, p50(added)
+    return p50([p - d for p, d in zip(proxied, direct, strict=True)])
 
 
 def main() -> None:
     root = Path(__file__).resolve().parent.parent
     game = _game_folder(root)
     folder = load_game(game)
+    # Over HTTP first, while this process (the client) holds nothing else: its collector
+    # walking the chats measured below made the proxied calls look slower.
     model_url, model = serve(_model_app)
+    added = {turns: added_latency(game, model_url, turns) for turns in SIZES}
+    model.terminate()
+    model.join()
+    steady = interleaved(folder, [CHECK])
+    changing = interleaved(folder, SWAPS)
     print(f"{'turns':>7}  {'prepare p50 ms':>14}  {'vs 10 turns':>11}  "
           f"{'changing p50 ms':>15}  {'vs 10 turns':>11}  {'store p50 ms':>12}  "
           f"{'splice p50 ms':>13}  {'added p50 ms':>12}")
-    base: tuple[float, float] | None = None
+    base = (p50(steady[SIZES[0]].prepared), p50(changing[SIZES[0]].prepared))
     for turns in SIZES:
-        prepared, changing, stored, spliced, added = measure(folder, game, model_url, turns)
-        base = base or (prepared, changing)
+        prepared, changed = p50(steady[turns].prepared), p50(changing[turns].prepared)
         print(f"{turns:>7}  {prepared:>14.2f}  {prepared / base[0]:>10.2f}x  "
-              f"{changing:>15.2f}  {changing / base[1]:>10.2f}x  {stored:>12.2f}  "
-              f"{spliced:>13.2f}  {added:>12.2f}")
-    model.terminate()
-    model.join()
+              f"{changed:>15.2f}  {changed / base[1]:>10.2f}x  "
+              f"{p50(changing[turns].stored):>12.2f}  {p50(steady[turns].spliced):>13.2f}  "
+              f"{added[turns]:>12.2f}")
 
 
 def _game_folder(root: Path) -> Path:
