@@ -335,6 +335,18 @@ def common_prefix(left: Sequence[Any], right: Sequence[Any]) -> int:
     return size
 
 
+def _turns_before(turns: Sequence[Turn], message: int) -> int:
+    """How many of ``turns`` (in message order) come from messages before ``message``: a walk
+    back from the end, where a chat's next request differs from the last (its last few
+    messages), else a binary search."""
+    cut = len(turns)
+    for _ in range(8):
+        if cut == 0 or turns[cut - 1].at < message:
+            return cut
+        cut -= 1
+    return bisect.bisect_left(turns, message, 0, cut, key=lambda turn: turn.at)
+
+
 class Chain:
     """Position keys of a chat: the hash of (root, turns 1..i) for each position i.
 
@@ -493,7 +505,7 @@ class SnapshotCache:
                 common = common_prefix(old_messages, messages)
                 if common > shared:
                     known, shared = old_turns, common
-        cut = bisect.bisect_left(known, shared, key=lambda turn: turn.at)
+        cut = _turns_before(known, shared)
         turns = known.extended(cut, openai_turns(messages, shared))
         with self._lock:
             self._requests.append((messages, turns))
