@@ -13,7 +13,7 @@ from .carry import load, thresholds, weight_text
 from .game import Game
 from .gear import binding_max, slots_in_use
 from .market import market_block, market_instructions
-from .memo import IdentityMemo, reuse_ends
+from .memo import IdentityMemo, reuse_ends, same_run
 from .money import cost_text, purse_line
 from .ruleset import Item, ValueRef
 from .ruleset.combat import Amount, StatRead
@@ -440,6 +440,9 @@ def _pool_text(game: Game, state: State, character: Character, pool: str, label:
     return text + (f" (+{temporary} temporary)" if temporary else "")
 
 
+BAGS_PER_FIRST_STACK = 4  # bags remembered per first stack: chats of one game share theirs
+
+
 class StackLines:
     """:func:`stack_line`, remembered per stack for a caller that renders the same state many
     times over (the stage, once per request). A stack's line depends only on the game, the
@@ -451,9 +454,9 @@ class StackLines:
     def __init__(self, size: int = 16_384) -> None:
         self.size = size
         self._lines: dict[int, tuple[Game, Stack, Item | None, Item | None, object, str]] = {}
-        # first stack -> (game, invented items, the last bag rendered that began with it, the
-        # line of each of its stacks, "" for a coin): see :meth:`bag_lines`
-        self._bags: IdentityMemo[tuple[Game, object, tuple[Stack, ...], list[str]]] = (
+        # first stack -> the last bags rendered that began with it, newest last: (game, invented
+        # items, the bag, the line of each of its stacks, "" for a coin); see :meth:`bag_lines`
+        self._bags: IdentityMemo[list[tuple[Game, object, tuple[Stack, ...], list[str]]]] = (
             IdentityMemo(256))
 
     def __call__(self, game: Game, state: State, stack: Stack) -> str:
@@ -475,18 +478,32 @@ class StackLines:
 
     def bag_lines(self, game: Game, state: State, bag: tuple[Stack, ...]) -> list[str]:
         """The line of each stack of ``bag`` that is not a coin, in bag order. A changed bag
-        shares most stacks with the last bag rendered that began with the same stack: the runs
+        shares most stacks with a bag rendered before that began with the same stack: the runs
         it shares at both ends keep their lines (found by identity in C loops, issue 12),
-        while the game and the state's invented items are the same."""
+        while the game and the state's invented items are the same. The chats of one game
+        begin with the same stacks (the party's), so the last :data:`BAGS_PER_FIRST_STACK`
+        such bags are kept and the one sharing the longest start is used."""
         if not bag:
             return []
-        last = self._bags.get((bag[0],))
-        if last is not None and last[0] is game and last[1] is state.invented:
-            lines = reuse_ends(last[2], last[3], bag,
+        recent = self._bags.get((bag[0],)) or []
+        base: tuple[Game, object, tuple[Stack, ...], list[str]] | None = None
+        shared = -1
+        for entry in recent:
+            if entry[0] is game and entry[1] is state.invented:
+                head = same_run(entry[2], bag)
+                if head > shared:
+                    base, shared = entry, head
+        if base is not None:
+            lines = reuse_ends(base[2], base[3], bag,
                                lambda stack: self._line_or_coin(game, state, stack))
         else:
             lines = [self._line_or_coin(game, state, s) for s in bag]
-        self._bags.put((bag[0],), (game, state.invented, bag, lines))
+        # The bag this one changed (they share at least half their start) is superseded; a
+        # bag of another chat that only begins the same way is kept for that chat.
+        superseded = base if base is not None and 2 * shared >= len(bag) else None
+        kept = [entry for entry in recent if entry is not superseded]
+        kept = kept[max(0, len(kept) + 1 - BAGS_PER_FIRST_STACK):]
+        self._bags.put((bag[0],), [*kept, (game, state.invented, bag, lines)])
         return list(filter(None, lines))
 
     def _line_or_coin(self, game: Game, state: State, stack: Stack) -> str:

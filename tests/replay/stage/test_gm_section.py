@@ -14,6 +14,7 @@ from helpers import answer, fixture_json, harrow, harrow_party
 
 from engine import Answer, Game, State, load_ruleset, start_state
 from engine.prompt import StackLines, gm_context, inventory_block, stack_line
+from engine.state import Stack
 from replay.cache import MemoryStore, SnapshotCache
 from replay.stage import app
 from replay.stage.app import SECTION_BEGIN, SECTION_END, GameFolder, prepare
@@ -125,3 +126,25 @@ def test_stack_lines_keep_at_most_their_size_and_stay_right(game: Game) -> None:
         for stack in stacks:
             assert lines(game, state, stack) == stack_line(game, state, stack)
             assert len(lines._lines) <= 3
+
+
+def test_chats_of_one_game_keep_their_own_bags_lines(game: Game,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chats of one game begin with the party's very stacks; rendering one chat's bag must
+    not make the next render of another chat's bag look up every line again (issue 12)."""
+    state = harrow_party(game)
+    first = state.characters[0].bag[0]  # the party's: the same object in every chat
+    bags = [(first, *(Stack(name=f"{kind} {n}", count=1) for n in range(60)))
+            for kind in ("Pebble", "Feather", "Button")]
+    lines = StackLines()
+    for bag in bags:
+        lines.bag_lines(game, state, bag)
+    looked_up: list[Stack] = []  # stacks whose line was not taken from a bag rendered before
+    line_or_coin = lines._line_or_coin
+    monkeypatch.setattr(lines, "_line_or_coin",
+                        lambda g, s, stack: looked_up.append(stack) or line_or_coin(g, s, stack))
+    for bag in bags:  # each chat's next reply changes its last stack
+        following = (*bag[:-1], bag[-1].model_copy(update={"count": 2}))
+        assert lines.bag_lines(game, state, following) == [
+            stack_line(game, state, s) for s in following if s.coin is None]
+    assert looked_up == [bag[-1].model_copy(update={"count": 2}) for bag in bags]
