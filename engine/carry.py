@@ -104,17 +104,22 @@ def encumbered(game: Game, state: State | None, character: Character) -> bool:
 def stack_room(bag: tuple[Stack, ...], thing: Thing, want: int | None = None) -> int:
     """How many of ``thing`` the bag still takes before it needs more stacks than allowed.
 
-    With ``want``, stops early once the free stacks alone take that many (the common case),
-    so an add to a long bag does not walk every stack.
+    With ``want``, stops early once it knows the bag takes that many (some number at least
+    ``want`` is returned then): first the free stacks alone (the common case), then the room
+    in stacks of the thing, last stack first (where taking one left room, ITM-STACK-1), so an
+    add to a long bag, even a full one, does not walk every stack.
     """
-    new_stacks = max(0, MAX_STACKS_PER_BAG - len(bag)) * thing.stack_limit
-    if want is not None and new_stacks >= want:
-        return new_stacks
+    room = max(0, MAX_STACKS_PER_BAG - len(bag)) * thing.stack_limit
+    if want is not None and room >= want:
+        return room
     proto = thing.stack(1)
-    same_kind = (bag[i] for i in bag_index(bag).get(kind_key(thing), ()))
-    room = sum(thing.stack_limit - s.count for s in same_kind
-               if s.loose and s.same_kind(proto) and s.count < thing.stack_limit)
-    return room + new_stacks
+    for position in reversed(bag_index(bag).get(kind_key(thing), ())):
+        stack = bag[position]
+        if stack.count < thing.stack_limit and stack.loose and stack.same_kind(proto):
+            room += thing.stack_limit - stack.count
+            if want is not None and room >= want:
+                break
+    return room
 
 
 def _fits_under(ceiling: Fraction | None, current: Fraction, weight: Fraction) -> int | None:

@@ -227,3 +227,25 @@ def test_distribute_conserves_counts_and_respects_limits(name, count, who):
             assert load(GAME, new, character) <= thresholds(GAME, character)[1]
         if who is not None and index != who:
             assert character == state.characters[index]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=0, max_size=40), st.integers(0, 3),
+       st.integers(1, 12))
+def test_itm_stack_1_stack_room_stops_early_only_once_it_knows_want_fits(counts, free, want):
+    """OQ-4: the room a bag has for a thing (free stacks and room in its loose stacks). With
+    ``want`` the walk may stop early: the answer is then at least ``want``, and below ``want``
+    it is exact, so every caller's ``min(want, room)`` is the full walk's."""
+    from engine.carry import stack_room
+    from engine.game import MAX_STACKS_PER_BAG
+    from engine.state import Stack
+
+    torch = Thing("Torch", "gear/torch", None, 5)
+    rope = Stack(name="Rope", item="gear/rope", count=1)
+    filler = [rope] * (MAX_STACKS_PER_BAG - len(counts) - free)
+    bag = (*filler, *(torch.stack(n) for n in counts))
+    exact = stack_room(bag, torch)
+    assert exact == free * 5 + sum(5 - n for n in counts)
+    early = stack_room(bag, torch, want)
+    assert min(want, early) == min(want, exact)
+    assert early == exact or early >= want
