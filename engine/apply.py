@@ -7,6 +7,7 @@ lookup, not an if-chain.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 
 from tagparse import Tag
 
@@ -88,6 +89,10 @@ READS: dict[tuple[str, str | None], frozenset[str]] = {
 }
 
 
+# The reads with no engine-only attribute among them: a tag naming only these needs no note.
+PLAIN_READS = {key: reads for key, reads in READS.items() if ENGINE_ONLY.isdisjoint(reads)}
+
+
 def _key(tag: Tag) -> tuple[str, str | None]:
     attribute = ACTION_ATTRIBUTE.get(tag.kind)
     if attribute is None:
@@ -96,10 +101,10 @@ def _key(tag: Tag) -> tuple[str, str | None]:
 
 
 def _notes(tag: Tag, key: tuple[str, str | None]) -> tuple[str, ...]:
-    reads = READS.get(key)
-    if reads is not None and ENGINE_ONLY.isdisjoint(reads) and reads.issuperset(
-            name for name, _ in tag.attrs):
+    plain = PLAIN_READS.get(key)
+    if plain is not None and plain.issuperset(map(itemgetter(0), tag.attrs)):
         return ()  # the common case: every attribute is one the handler reads
+    reads = READS.get(key)
     notes = []
     for name, _ in tag.attrs:
         if name in ENGINE_ONLY:
@@ -147,6 +152,9 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag],
     of the reply); every other tag is then applied in text order. Returns the new state and one
     answer per tag, in the order of ``tags``. Pure: the input state is never mutated.
     """
+    if len(tags) == 1:  # the common reply: one tag, nothing to order
+        state, answer = answer_tag(game, state, tags[0], ctx.for_tag(0))
+        return state, [answer]
     answers: list[Answer | None] = [None] * len(tags)
     ordinals: dict[str, int] = {}
     order = [i for i, t in enumerate(tags) if t.kind == "place"]
