@@ -58,11 +58,17 @@ def same_run(first: Iterable[object], second: Iterable[object]) -> int:
     return len(list(takewhile(bool, map(operator.is_, first, second))))
 
 
+def shared_ends(before: Sequence[T], now: Sequence[T]) -> tuple[int, int]:
+    """How many values ``now`` shares with ``before`` at its start, and then at its end (the
+    two runs never overlap), by identity."""
+    head = same_run(before, now)
+    return head, same_run(reversed(before[head:]), reversed(now[head:]))
+
+
 def reuse_ends(before: Sequence[T], done: Sequence[R], now: Sequence[T],
                make: Callable[[T], R]) -> list[R]:
     """``[make(v) for v in now]``, given ``done == [make(v) for v in before]``: the runs of
     values ``now`` shares with ``before`` at its start and at its end (by identity: a changed
     bag or journal keeps most of the tuple before it) keep what ``make`` gave for them."""
-    head = same_run(before, now)
-    tail = same_run(reversed(before[head:]), reversed(now[head:]))
+    head, tail = shared_ends(before, now)
     return [*done[:head], *map(make, now[head:len(now) - tail]), *done[len(before) - tail:]]

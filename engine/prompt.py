@@ -13,7 +13,7 @@ from .carry import load, thresholds, weight_text
 from .game import Game
 from .gear import binding_max, slots_in_use
 from .market import market_block, market_instructions
-from .memo import IdentityMemo, reuse_ends, same_run
+from .memo import IdentityMemo, reuse_ends, shared_ends
 from .money import cost_text, purse_line
 from .ruleset import Item, ValueRef
 from .ruleset.combat import Amount, StatRead
@@ -482,7 +482,7 @@ class StackLines:
         it shares at both ends keep their lines (found by identity in C loops, issue 12),
         while the game and the state's invented items are the same. The chats of one game
         begin with the same stacks (the party's), so the last :data:`BAGS_PER_FIRST_STACK`
-        such bags are kept and the one sharing the longest start is used."""
+        such bags are kept and the one sharing the most stacks at its ends is used."""
         if not bag:
             return []
         recent = self._bags.get((bag[0],)) or []
@@ -490,15 +490,15 @@ class StackLines:
         shared = -1
         for entry in recent:
             if entry[0] is game and entry[1] is state.invented:
-                head = same_run(entry[2], bag)
-                if head > shared:
-                    base, shared = entry, head
+                ends = sum(shared_ends(entry[2], bag))
+                if ends > shared:
+                    base, shared = entry, ends
         if base is not None:
             lines = reuse_ends(base[2], base[3], bag,
                                lambda stack: self._line_or_coin(game, state, stack))
         else:
             lines = [self._line_or_coin(game, state, s) for s in bag]
-        # The bag this one changed (they share at least half their start) is superseded; a
+        # The bag this one changed (they share at least half their stacks) is superseded; a
         # bag of another chat that only begins the same way is kept for that chat.
         superseded = base if base is not None and 2 * shared >= len(bag) else None
         kept = [entry for entry in recent if entry is not superseded]

@@ -149,7 +149,7 @@ def test_reuse_ends_equals_making_everything_and_makes_only_the_changed_middle()
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from engine.memo import reuse_ends
+    from engine.memo import reuse_ends, shared_ends
 
     pool = [object() for _ in range(6)]
     tuples = st.lists(st.sampled_from(pool), max_size=12).map(tuple)
@@ -166,5 +166,10 @@ def test_reuse_ends_equals_making_everything_and_makes_only_the_changed_middle()
         assert reuse_ends(before, done, now, make) == [id(v) for v in now]
         if before == now:
             assert made == []
+        head, tail = shared_ends(before, now)
+        assert head + tail <= min(len(before), len(now))  # the runs never overlap
+        assert before[:head] == now[:head]
+        assert before[len(before) - tail:] == now[len(now) - tail:]
+        assert len(made) == len(now) - head - tail  # only the middle is made
 
     check()
