@@ -171,6 +171,7 @@ def distribute(game: Game, state: State, thing: Thing, count: int,
     weight = unit_weight(game, state, thing.item, thing.coin)
     placements: dict[int, int] = {}
     left = count
+    order = walk_order(state)  # placing things changes no name, so no one's place in it
 
     def give(index: int, ceiling: str) -> None:
         nonlocal state, left
@@ -183,12 +184,13 @@ def distribute(game: Game, state: State, thing: Thing, count: int,
     if who is not None:
         give(who, "limit")
     else:
-        order = walk_order(state)
         whole = next((i for i in order
                       if _room(game, state, i, thing, weight, "encumbered", count) >= count),
                      None)
-        if whole is not None:
-            give(whole, "encumbered")
+        if whole is not None:  # takes it all: its room was just counted
+            if count > 0:
+                state = _place(state, whole, thing, count)
+                placements[whole], left = count, 0
         else:
             for index in order:
                 give(index, "encumbered")
@@ -198,7 +200,7 @@ def distribute(game: Game, state: State, thing: Thing, count: int,
                     give(index, "limit")
             elif order:
                 give(order[0], "none")
-    rank = {index: n for n, index in enumerate(walk_order(state))}
+    rank = {index: n for n, index in enumerate(order)}
     return state, sorted(placements.items(), key=lambda p: rank[p[0]]), left
 
 
