@@ -52,7 +52,10 @@ LINE_READERS: dict[str, Callable[[Sequence[tuple[int, Any]]], Transcript]] = {
     "sillytavern": sillytavern.read,
 }
 # Raw C0 controls other than tab, newline and carriage return: JSON forbids them in strings.
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# The raw control characters a transcript should not hold (tab, line feed and carriage return
+# are fine). Found one at a time with str.find, which is twice as fast as a character-class
+# regex over a whole chat.
+CONTROL = "".join(chr(code) for code in range(32) if chr(code) not in "\t\n\r")
 SURROGATE = re.compile("[\ud800-\udfff]")
 # A JSON escape of a UTF-16 surrogate; a lone one decodes to a str that cannot be written out.
 ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -125,16 +128,22 @@ def decode(data: str | bytes) -> tuple[str, list[ReadDiagnostic]]:
             text = SURROGATE.sub("\ufffd", text)
             diagnostics.append(bad_utf8(data.count("\n", 0, error.start) + 1))
     text = text.removeprefix("\ufeff")
-    control = CONTROL.search(text)
+    control = first_control(text)
     if control is not None:
         diagnostics.append(
             ReadDiagnostic(
-                line=text.count("\n", 0, control.start()) + 1,
+                line=text.count("\n", 0, control) + 1,
                 code=CONTROL_CHARACTERS,
                 message="raw control characters in the input (first on this line); kept",
             )
         )
     return text, diagnostics
+
+
+def first_control(text: str) -> int | None:
+    """Where the first raw control character of :data:`CONTROL` is in ``text``, or None."""
+    found = [at for character in CONTROL if (at := text.find(character)) >= 0]
+    return min(found) if found else None
 
 
 def bad_utf8(line: int) -> ReadDiagnostic:
@@ -207,7 +216,15 @@ def json_lines(text: str) -> tuple[list[tuple[int, Any]], list[ReadDiagnostic]]:
         if not line:
             continue
         try:
-            value = _decode_line(line)
+            # ``DECODER.decode(line)``, without its whitespace skipping for the common
+            # stripped line that holds one value; anything else (an error, white space left
+            # after a BOM) is decoded the full way, so values and errors are decode()'s.
+            try:
+                value, end = _SCAN_ONCE(line, 0)
+            except (StopIteration, ValueError):
+                end = -1
+            if end != len(line):
+                value = DECODER.decode(line)
         except RecursionError:
             diagnostics.append(
                 ReadDiagnostic(line=number, code=BAD_JSON, message="JSON nested too deeply")
@@ -221,17 +238,6 @@ def json_lines(text: str) -> tuple[list[tuple[int, Any]], list[ReadDiagnostic]]:
                 diagnostics.append(lone_surrogates(number))
             records.append((number, value))
     return records, diagnostics
-
-
-def _decode_line(line: str) -> Any:
-    """``DECODER.decode(line)``, without its whitespace skipping for the common stripped line
-    that holds one value; anything else (an error, whitespace left after a BOM) is decoded
-    the full way, so values and error messages are decode()'s."""
-    try:
-        value, end = _SCAN_ONCE(line, 0)  # what raw_decode calls, without its frame
-    except (StopIteration, ValueError):
-        end = -1
-    return value if end == len(line) else DECODER.decode(line)
 
 
 def scrub_surrogates(value: Any) -> bool:

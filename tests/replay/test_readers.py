@@ -514,6 +514,18 @@ def test_raw_control_characters_are_kept_with_one_diagnostic() -> None:
     assert codes(transcript) == [(1, "control-characters")]
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x40) | st.sampled_from("\u00e9\u2028"),
+               max_size=40))
+def test_the_first_control_character_is_the_one_a_character_class_finds(text: str) -> None:
+    import re
+
+    from replay.formats import first_control
+
+    found = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]").search(text)
+    assert first_control(text) == (found.start() if found else None)
+
+
 def test_unicode_line_separators_inside_a_string_do_not_split_the_line() -> None:
     text = '{"role": "gm", "text": "a\u2028b\u0085c"}\n{"role": "player", "text": "d"}\n'
     transcript = parse_transcript(text)
