@@ -25,6 +25,8 @@ class TurnContext:
         return ".".join(str(part) for part in self.turn_key)
 
     def for_tag(self, ordinal: int) -> TurnContext:
+        if ordinal == self.ordinal:  # the first tag of a kind, in most replies the only one
+            return self
         return TurnContext(self.seed, self.turn_key, ordinal)  # dataclasses.replace is slow
 
     def stream(self, kind: str, purpose: str) -> Stream:
