@@ -213,9 +213,13 @@ def long_chat(path: Path, turns: int = LONG_TURNS, seed: int = 16) -> Path:
 def test_long_report_first_paint_and_a_late_turn(browser, tmp_path):
     chat = long_chat(tmp_path / "long.jsonl")
     page = Page(browser, write_report(chat, tmp_path / "long.html"))
+    page.page.wait_for_function("performance.getEntriesByName('report-painted').length")
+    # The browser records the first paint's entry a little after the paint: wait for it too
+    # (read at once, it was missing on a loaded machine).
+    page.page.wait_for_function(
+        "performance.getEntriesByName('first-contentful-paint').length")
     paint = page.page.evaluate(
         "performance.getEntriesByName('first-contentful-paint').map(e => e.startTime)[0]")
-    page.page.wait_for_function("performance.getEntriesByName('report-painted').length")
     ready, painted = page.page.evaluate(
         "['report-ready', 'report-painted'].map(n => performance.getEntriesByName(n)[0].startTime)")
     size = (tmp_path / "long.html").stat().st_size
