@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from tagparse import Tag
@@ -186,12 +186,15 @@ def add_to_bag(bag: tuple[Stack, ...], thing: Thing, count: int) -> tuple[Stack,
     index = bag_index(bag)
     stacks = list(bag)
     left = count
+    limit = thing.stack_limit
     proto: Stack | None = None  # built when a stack with room is met (most are full)
-    for position in index.get(kind_key(thing), ()):
+    # The stacks of the kind with room, in bag order (one comprehension: a long bag's full
+    # stacks are passed over quickly).
+    for position in [p for p in index.get(kind_key(thing), ()) if bag[p].count < limit]:
         if left == 0:
             break
         stack = stacks[position]
-        if stack.count >= thing.stack_limit or not stack.loose:
+        if not stack.loose:
             continue
         if proto is None:
             proto = thing.stack(1)
@@ -316,15 +319,40 @@ def stack_matches(stack: Stack, thing: Thing | None, name: str) -> bool:
     return stack.name.casefold() == name.casefold()
 
 
-def matching_positions(bag: tuple[Stack, ...], thing: Thing | None, name: str) -> list[int]:
-    """The positions of the stacks :func:`stack_matches` finds, in bag order."""
+def _candidates(bag: tuple[Stack, ...], thing: Thing | None, name: str) -> list[int]:
+    """The positions, in bag order, of every stack that may hold what a tag names: those
+    indexed under its item (or what a fake passes for), its coin, or its name."""
     if thing is not None and thing.item is not None:
         keys = [("item", thing.item), ("shows", thing.item)]
     elif thing is not None and thing.coin is not None:
         keys = [("coin", thing.coin)]
     else:
         keys = [("name", name.casefold())]
-    return [i for i in _merged(bag_index(bag), keys) if stack_matches(bag[i], thing, name)]
+    return _merged(bag_index(bag), keys)
+
+
+def matching_positions(bag: tuple[Stack, ...], thing: Thing | None, name: str) -> list[int]:
+    """The positions of the stacks :func:`stack_matches` finds, in bag order."""
+    return [i for i in _candidates(bag, thing, name) if stack_matches(bag[i], thing, name)]
+
+
+def matching_last_first(bag: tuple[Stack, ...], thing: Thing | None,
+                        name: str) -> Iterator[int]:
+    """:func:`matching_positions`, last stack first, found one at a time (a caller that needs
+    only the last few of a long bag's stacks of a thing does not look at the others)."""
+    return (i for i in reversed(_candidates(bag, thing, name))
+            if stack_matches(bag[i], thing, name))
+
+
+def held_up_to(bag: tuple[Stack, ...], thing: Thing | None, name: str, count: int) -> int:
+    """How many of a thing the bag holds: exact when fewer than ``count``, else some number
+    of at least ``count`` (counting stops there, last stack first)."""
+    held = 0
+    for position in matching_last_first(bag, thing, name):
+        held += bag[position].count
+        if held >= count:
+            break
+    return held
 
 
 def take_from_bag(character: Character, thing: Thing | None, name: str, count: int,
@@ -332,21 +360,33 @@ def take_from_bag(character: Character, thing: Thing | None, name: str, count: i
     """Take ``count`` of a thing out of a bag: loose stacks first, last stack first.
 
     Stacks ``keep`` holds on to are never taken (a bound cursed item, ITM-BIND-3). Returns the
-    new bag and how many the bag could give in all (the bag is unchanged when that is fewer
-    than ``count``).
+    new bag and how many the bag can give: the exact number when that is fewer than ``count``
+    (the bag is then unchanged), else at least ``count`` — the stacks are looked at last first
+    only until the loose ones give ``count``, so taking a few from a long bag does not walk
+    every stack of the thing.
     """
     bag = character.bag
-    takeable = [i for i in matching_positions(bag, thing, name)
-                if keep is None or not keep(bag[i])]
-    held = sum(bag[i].count for i in takeable)
+    loose: list[int] = []  # takeable stacks, last first: taken first
+    fixed: list[int] = []  # takeable but not loose (worn, charged...): taken after them
+    held = from_loose = 0
+    for position in matching_last_first(bag, thing, name):
+        stack = bag[position]
+        if keep is not None and keep(stack):
+            continue
+        held += stack.count
+        if stack.loose:
+            loose.append(position)
+            from_loose += stack.count
+            if from_loose >= count:  # every stack taken from is among these
+                break
+        else:
+            fixed.append(position)
     if held < count:
         return bag, held
     stacks = list(bag)
     emptied: list[int] = []
     left = count
-    loose_first = ([i for i in reversed(takeable) if stacks[i].loose]
-                   + [i for i in reversed(takeable) if not stacks[i].loose])
-    for index in loose_first:
+    for index in loose + fixed:
         if left == 0:
             break
         moved = min(left, stacks[index].count)
@@ -379,7 +419,7 @@ def remove(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State,
     character = state.characters[who]
     thing = find_thing(game, name, state)
     label = thing.name if thing is not None else name[:200]
-    total = sum(character.bag[i].count for i in matching_positions(character.bag, thing, name))
+    total = held_up_to(character.bag, thing, name, count)
     bag, free = take_from_bag(character, thing, name, count,
                               keep=lambda s: cursed_bound(game, state, s))
     if total == 0:

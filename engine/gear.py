@@ -17,6 +17,7 @@ from .bags import (
     bag_index,
     cursed_bound,
     find_thing,
+    held_up_to,
     item_of,
     matching_positions,
     parse_count,
@@ -286,8 +287,7 @@ def give(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, A
     label = thing.name if thing is not None else name[:200]
     if taker == giver:
         return state, refused(tag, reasons.ALREADY, f"{label} is already {character.name}'s.")
-    held = matching_positions(character.bag, thing, name)
-    total = sum(character.bag[i].count for i in held)
+    total = held_up_to(character.bag, thing, name, count)
     if total == 0:
         return state, refused(tag, reasons.NOT_HELD, f"{character.name} has no {label}.")
     if total < count:
@@ -302,8 +302,10 @@ def give(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, A
         return state, refused(tag, reasons.CURSED,
                               f"{label} is cursed and bound to {character.name}: it cannot be "
                               'given away until the curse ends (action="unbind").')
-    sample = character.bag[held[0]]
-    moving = thing or Thing(sample.name, None, None, DEFAULT_STACK)
+    # A plain item moves under the name of its first stack.
+    moving = thing if thing is not None else Thing(
+        character.bag[matching_positions(character.bag, thing, name)[0]].name, None, None,
+        DEFAULT_STACK)
     placed_state, _, left = distribute(game, state, moving, count, taker)
     moved = count - left
     receiver = state.characters[taker].name
