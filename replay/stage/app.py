@@ -85,8 +85,8 @@ class GmSection:
                 self._texts.move_to_end(id(state))
                 while len(self._texts) > self.states:
                     self._texts.popitem(last=False)
-        return "".join((SECTION_BEGIN, "\n", with_last_answers(state_text, last_answers), "\n",
-                        SECTION_END))
+        return "\n".join([SECTION_BEGIN, with_last_answers(state_text, last_answers),
+                          SECTION_END])
 
 
 @dataclass(frozen=True)
