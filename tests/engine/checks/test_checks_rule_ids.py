@@ -6,7 +6,7 @@ fixed turn keys, asserting what must hold for every roll."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import pytest
 from check_support import check, document, game, party, request
@@ -93,35 +93,35 @@ def _bare(g: Game, name: str) -> State:
     return start_state(g, people)
 
 
+R = TypeVar("R")
+
+
+def _resolution(fixture: str, kind: type[R], **keys: Any) -> R:
+    """The resolution block of a fixture ruleset with ``keys`` changed, as its own kind."""
+    res = game(fixture, **keys).ruleset.resolution
+    assert isinstance(res, kind)
+    return res
+
+
 def _sum(**keys: Any) -> SumResolution:
     """The sum fixture's resolution without its overrides (they are checked against new dice)."""
-    res = game("sum-2d6", **{"overrides": None, **keys}).ruleset.resolution
-    assert isinstance(res, SumResolution)
-    return res
+    return _resolution("sum-2d6", SumResolution, **{"overrides": None, **keys})
 
 
 def _pool(**keys: Any) -> PoolResolution:
-    res = game("pool-d10", **keys).ruleset.resolution
-    assert isinstance(res, PoolResolution)
-    return res
+    return _resolution("pool-d10", PoolResolution, **keys)
 
 
 def _highest(**keys: Any) -> HighestResolution:
-    res = game("highest-blades", **keys).ruleset.resolution
-    assert isinstance(res, HighestResolution)
-    return res
+    return _resolution("highest-blades", HighestResolution, **keys)
 
 
 def _against(**keys: Any) -> AgainstResolution:
-    res = game("against-d100", **keys).ruleset.resolution
-    assert isinstance(res, AgainstResolution)
-    return res
+    return _resolution("against-d100", AgainstResolution, **keys)
 
 
 def _symbols(**keys: Any) -> SymbolResolution:
-    res = game("symbols-genesys", **keys).ruleset.resolution
-    assert isinstance(res, SymbolResolution)
-    return res
+    return _resolution("symbols-genesys", SymbolResolution, **keys)
 
 
 def _rejected(name: str, **keys: Any) -> str:
