@@ -16,9 +16,9 @@ reads every span with the grammar only.
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from functools import cache, lru_cache
+from json.encoder import encode_basestring
 from typing import Final, NamedTuple
 
 from lark import Token, Tree
@@ -70,7 +70,7 @@ def _show(text: str) -> str:
     """A short one-line quotation of ``text`` for a message."""
     if len(text) > 24:
         text = text[:21] + "..."
-    return json.dumps(text, ensure_ascii=False)
+    return encode_basestring(text)  # json.dumps(text, ensure_ascii=False), without its set-up
 
 
 def _found(text: str) -> str:

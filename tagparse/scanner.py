@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import Final
 
 from tagparse.canonical import DISTINCT_CANONICAL_REST
-from tagparse.grammar import patterns
+from tagparse.grammar import TAG_KINDS, patterns
 from tagparse.model import Diagnostic, ScanResult, Tag
 from tagparse.reading import Reading, read_span, read_with_grammar
+
+CShortcut = Callable[[str, int, list[Tag], type[Tag], tuple[str, ...], bytes], int]
+
+
+def _c_shortcut() -> CShortcut | None:
+    """The canonical shortcut in C (tagparse/_scan.c), built by ``pip install`` where a C
+    compiler is at hand; else None, and the regex alone finds the same tags."""
+    try:
+        from tagparse._scan import scan_canonical
+    except ImportError:  # pragma: no cover - tests/tagparse/test_tag_c_shortcut.py
+        return None
+    return scan_canonical
+
+
+scan_canonical = _c_shortcut()
 
 _LINE_OR_BRACKET: Final = re.compile(r"[\[\]\n\r]")
 _LINE_END: Final = re.compile(r"[\n\r]")
@@ -25,6 +41,31 @@ def _shortcut_or_head() -> re.Pattern[str]:
     head = found.head.pattern
     assert head.startswith(r"\[")
     return re.compile(rf"\[(?:{DISTINCT_CANONICAL_REST}|{head[2:]}(?:{found.extent.pattern})?+)")
+
+
+@cache
+def _head() -> re.Pattern[str]:
+    """A tag head with, when the tag closes, the rest of its extent (group ``name``: the
+    name as written): what the shortcut-or-head regex matches where no canonical tag is."""
+    found = patterns()
+    return re.compile(rf"{found.head.pattern}(?:{found.extent.pattern})?+")
+
+
+@cache
+def _kinds_and_starts() -> tuple[tuple[str, ...], bytes]:
+    """The kinds for the C shortcut, and per ASCII character whether a "[" followed by it
+    might start a tag head: the head regex itself decides, on "[" then the character then the
+    rest of each kind's name (or the whole name, after white space)."""
+    kinds = tuple(sorted(TAG_KINDS))
+    head = patterns().head
+    starts = bytes(
+        any(
+            head.match(f"[{character}{kind[1:]}:") or head.match(f"[{character}{kind}:")
+            for kind in kinds
+        )
+        for character in map(chr, range(128))
+    )
+    return kinds, starts
 
 
 def scan(text: str, *, fast: bool = True) -> ScanResult:
@@ -49,7 +90,23 @@ def scan(text: str, *, fast: bool = True) -> ScanResult:
 
 
 def _scan_fast(text: str, tags: list[Tag], diagnostics: list[Diagnostic]) -> None:
-    """The shortcut for canonical tags, the regex reader (else the grammar) for the rest."""
+    """The shortcut for canonical tags (in C where built), the regex reader (else the
+    grammar) for the rest."""
+    if scan_canonical is None:
+        _scan_regex(text, tags, diagnostics)
+        return
+    kinds, starts = _kinds_and_starts()
+    match = _head().match
+    position = 0
+    # The C shortcut takes the canonical tags and skips brackets that cannot open a tag; it
+    # stops at any other "[" that might, where no canonical tag starts: the head regex reads it.
+    while (position := scan_canonical(text, position, tags, Tag, kinds, starts)) >= 0:
+        found = match(text, position)
+        position = position + 1 if found is None else _read(text, found, tags, diagnostics)
+
+
+def _scan_regex(text: str, tags: list[Tag], diagnostics: list[Diagnostic]) -> None:
+    """The shortcut for canonical tags and the head prefilter as one regex, in Python."""
     append = tags.append
     new = tuple.__new__
     finditer = _shortcut_or_head().finditer
@@ -58,33 +115,38 @@ def _scan_fast(text: str, tags: list[Tag], diagnostics: list[Diagnostic]) -> Non
     # must not start a tag inside another one. Only an unclosed tag reaches past its match.
     position = 0
     while True:
-        for match in finditer(text, position):
-            kind = match[1]
+        for found in finditer(text, position):
+            kind = found[1]
             if kind is not None:  # canonical: its attributes are read from raw when asked for
-                start, end = match.span()
-                append(new(Tag, (kind, None, start, end, match[0], None, None)))
+                start, end = found.span()
+                append(new(Tag, (kind, None, start, end, found[0], None, None)))
                 continue
-            start, end = match.span()
-            raw = match[0]
-            if raw[-1] == "]":  # the head's tag closes: the regex reader, else the grammar
-                reading = read_span(raw)
-                if reading.kind is None:
-                    _add(tags, diagnostics, match["name"].lower(), start, raw, reading)
-                    continue
-                append(
-                    new(Tag, (reading.kind, reading.attrs, start, end, raw, reading.answer, None))
-                )
-                if reading.diagnostics:
-                    diagnostics += [
-                        new(Diagnostic, (start + first, start + last, code, message))
-                        for first, last, code, message in reading.diagnostics
-                    ]
-                continue
-            position = _add_unclosed(text, tags, diagnostics, match["name"].lower(), start, end)
-            if position > end:
+            position = _read(text, found, tags, diagnostics)
+            if position > found.end():
                 break
         else:
             return
+
+
+def _read(text: str, found: re.Match[str], tags: list[Tag], diagnostics: list[Diagnostic]) -> int:
+    """Add the tag whose head (and, when it closes, extent) is ``found``, a match with a
+    group ``name`` that is no canonical tag; where the search goes on."""
+    new = tuple.__new__
+    start, end = found.span()
+    raw = found[0]
+    if raw[-1] != "]":  # the head's tag does not close
+        return _add_unclosed(text, tags, diagnostics, found["name"].lower(), start, end)
+    reading = read_span(raw)  # the regex reader, else the grammar
+    if reading.kind is None:
+        _add(tags, diagnostics, found["name"].lower(), start, raw, reading)
+        return end
+    tags.append(new(Tag, (reading.kind, reading.attrs, start, end, raw, reading.answer, None)))
+    if reading.diagnostics:
+        diagnostics += [
+            new(Diagnostic, (start + first, start + last, code, message))
+            for first, last, code, message in reading.diagnostics
+        ]
+    return end
 
 
 def _scan_with_grammar(text: str, tags: list[Tag], diagnostics: list[Diagnostic]) -> None:

@@ -17,7 +17,8 @@ from helpers import ROOT
 def test_wheel_installs_and_runs_from_another_directory(tmp_path):
     source = tmp_path / "src"
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".venv*", ".git", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis"))
+        ".venv*", ".git", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis",
+        "*.so"))  # the wheel builds its own C extension
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True, system_site_packages=False).create(env_dir)
     python = env_dir / "bin" / "python"
@@ -31,6 +32,11 @@ def test_wheel_installs_and_runs_from_another_directory(tmp_path):
     pth.write_text(site + "\n")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    # The tag scanner's C shortcut (tagparse/_scan.c) is built into the wheel and used.
+    built = subprocess.run([python, "-c", "import tagparse._scan, tagparse.scanner as s;"
+                            "print(tagparse._scan.__file__, s.scan_canonical is not None)"],
+                           cwd=elsewhere, capture_output=True, text=True, check=True).stdout
+    assert "site-packages" in built and built.strip().endswith("True"), built
     demo = subprocess.run([env_dir / "bin" / "gmtags", "demo", "--format", "json"],
                           cwd=elsewhere, capture_output=True, text=True, timeout=120, check=False)
     assert demo.returncode == 0, demo.stderr
