@@ -44,6 +44,37 @@ class Patterns:
     """Everything after a head up to (not including) the first ``]`` or ``[`` outside quotes."""
     extent: re.Pattern[str]
     """``body`` followed by the closing ``]``: a whole tag once matched after its head."""
+    open_value: re.Pattern[str]
+    """A double-quoted value (straight or curly) without its closing quote: matched at a quote
+    that never closes, it ends where the value had to stop (tags.lark, EXTENT)."""
+
+
+# An escape pair as DQ_STRING spells it once Lark has made it a regex (raw line breaks).
+_ESCAPE_PAIR: Final = "\\\\[^\n\r]"
+_HEAD_SHAPE: Final = r"\[\s*\w+\s*:"
+
+
+def _without(failed: str, dq: str, cdq: str, other: str = "") -> str:
+    """What the extent's body reads after a single-quoted value (terminal ``failed``) that
+    does not close: the same, minus the attempts to read such a value, up to the end of the
+    line or the first head-shaped "[" (escaped or not), and ``other``'s own failure likewise.
+
+    Where such a value cannot close, none opened later before that point can (the value's
+    pattern would walk in step with the first one to the same dead end), so the body reads as
+    it would with every attempt, and each character is walked once: with the attempts, a line
+    of ``a='x`` made each one walk to the line's end again, quadratic in the line's length.
+    An "=" whose white space runs past the line end is left to the full body."""
+    escape = _ESCAPE_PAIR
+    assert escape in dq, dq
+    dq_no_escaped_head = dq.replace(escape, rf"\\(?!{_HEAD_SHAPE})[^\n\r]")
+    same_line_eq = r"=[^\S\n\r]*+(?![\n\r])"
+    plain = r"[^\[\]\"“=\n\r]++"
+    if other:
+        opening = "'" if other.startswith("'") else "‘"
+        value = rf"(?:{other}|(?={opening}){_without(other, dq, cdq)})?"
+    else:
+        value = ""
+    return rf"(?:{dq_no_escaped_head}|{cdq}|{same_line_eq}{value}|{plain})*+"
 
 
 @cache
@@ -58,12 +89,19 @@ def patterns() -> Patterns:
     # single quotes open a value only right after "=". Possessive loops keep this linear.
     # Plain characters are taken a run at a time: every other branch starts with a character
     # the run excludes, so the reach is the same as one character per turn, only faster.
-    double = f"{terminal('DQ_STRING')}|{terminal('CDQ_STRING')}"
-    single = f"{terminal('SQ_STRING')}|{terminal('CSQ_STRING')}"
-    body = rf"(?:{double}|=\s*+(?:{single})?|[^\[\]\"“=]++)*+"
+    dq, cdq = terminal("DQ_STRING"), terminal("CDQ_STRING")
+    sq, csq = terminal("SQ_STRING"), terminal("CSQ_STRING")
+    body = rf"(?:{dq}|{cdq}|=\s*+(?:{sq}|{csq}|(?='){_without(sq, dq, cdq, csq)}"
+    body += rf"|(?=‘){_without(csq, dq, cdq, sq)})?|[^\[\]\"“=]++)*+"
     head = rf"\[\s*(?P<name>{terminal('KIND')})\s*:"
+    unclosed = []
+    for name, close in (("DQ_STRING", '"'), ("CDQ_STRING", "”")):
+        value = terminal(name)
+        assert value.endswith(close), (name, value)
+        unclosed.append(value[: -len(close)])
     return Patterns(
         head=re.compile(head),
         body=re.compile(body),
         extent=re.compile(body + r"\]"),
+        open_value=re.compile("|".join(unclosed)),
     )

@@ -199,20 +199,23 @@ def _add_unclosed(
 ) -> int:
     """Add the malformed tag whose head spans ``start:body_start`` and that never closes;
     where the search goes on."""
-    end, reason = _unclosed(text, start, body_start)
+    end, reason, resume = _unclosed(text, start, body_start)
     tags.append(Tag(kind, (), start, end, text[start:end], None, reason))
     diagnostics.append(Diagnostic(start, end, "malformed", reason))
-    return max(end, body_start)
+    return max(end, body_start, resume)
 
 
-def _unclosed(text: str, start: int, body_start: int) -> tuple[int, str]:
-    """Span end and reason for a tag with no closing "]" (tags.lark, EXTENT)."""
-    stop = patterns().body.match(text, body_start)
+def _unclosed(text: str, start: int, body_start: int) -> tuple[int, str, int]:
+    """Span end and reason for a tag with no closing "]" (tags.lark, EXTENT), and where the
+    search for the next head goes on."""
+    found = patterns()
+    stop = found.body.match(text, body_start)
     assert stop is not None  # the body pattern matches the empty string
     at = stop.end()
     if at < len(text) and text[at] == "[":
         end = _trim(text, body_start, at)
-        return end, f'tag is not closed with "]" before the next "[" at column {at - start + 1}'
+        reason = f'tag is not closed with "]" before the next "[" at column {at - start + 1}'
+        return end, reason, end
     if at < len(text):  # a quote that cannot close on its line
         bound = _LINE_OR_BRACKET.search(text, at + 1)
         if bound is None:
@@ -221,10 +224,15 @@ def _unclosed(text: str, start: int, body_start: int) -> tuple[int, str]:
             end = bound.end()
         else:
             end = _trim(text, body_start, bound.start())
-        return end, f"quote at column {at - start + 1} of the tag is never closed"
+        # The text the broken value runs over is not read for tags: any head in it is escaped
+        # ("\[loot:"; an unescaped one ends the value). Reading on inside it made each such
+        # head walk the rest of the value again: quadratic time on a line of them.
+        value = found.open_value.match(text, at)
+        assert value is not None  # the quote at ``at`` opens a value that does not close
+        return end, f"quote at column {at - start + 1} of the tag is never closed", value.end()
     line_end = _LINE_END.search(text, body_start)
     end = _trim(text, body_start, len(text) if line_end is None else line_end.start())
-    return end, 'tag is never closed with "]"'
+    return end, 'tag is never closed with "]"', end
 
 
 def _trim(text: str, floor: int, end: int) -> int:

@@ -7,9 +7,12 @@ ever sees disjoint spans, so it reads each character at most once -- and simply 
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import tagparse.grammar
 import tagparse.reading
@@ -85,3 +88,66 @@ def test_tags_fast_scan_is_linear_and_agrees_on_adversarial_text(
     result = scan(text)
     assert sum(parsed_characters) <= len(text)
     assert result == scan(text, fast=False)
+
+
+def _body_with_every_attempt() -> re.Pattern[str]:
+    """The extent's body as first written: a single-quoted value tried after every "=",
+    however often the same dead end had been walked (quadratic on a line of ``a='x``)."""
+    lark = tagparse.grammar.parser()
+
+    def terminal(name: str) -> str:
+        return lark.get_terminal(name).pattern.to_regexp()
+
+    double = f"{terminal('DQ_STRING')}|{terminal('CDQ_STRING')}"
+    single = f"{terminal('SQ_STRING')}|{terminal('CSQ_STRING')}"
+    return re.compile(rf"(?:{double}|=\s*+(?:{single})?|[^\[\]\"“=]++)*+")
+
+
+BODY_PIECES = st.sampled_from(
+    ["'", "‘", "’", '"', "“", "”", "=", " ", "  ", "\n", "\r", "\t", "\u2028", "\\", "[", "]",
+     "[loot:", "\\[loot:", "[ x :", "a", "x y", ",", "|", "='", "=‘", "= '", "=\n'", "\\\""]
+)  # fmt: skip
+
+
+@given(st.lists(BODY_PIECES, max_size=40).map("".join))
+@settings(max_examples=1500)
+# A single-quoted value that cannot close, then one that can and holds a "]": after an escaped
+# head in a double-quoted value, after a line break, after "=" and a line break; the other
+# kind of single quote inside the dead one's reach.
+@example("""a='x "\\[loot:" b='y]z' ]""")
+@example("a='x\n b='y]' ]")
+@example("a='x b= \n'y]' ]")
+@example("a='x b=‘y]’ ]")
+@example("a=‘x b='y]' ]")
+@example("a='x b=‘y c='z d=‘w ]")
+def test_tags_extent_body_reads_as_with_every_attempt(text: str) -> None:
+    """EXTENT: the body that skips single-quoted values known not to close reaches exactly
+    where the body that tries each one reaches, from every position of any text."""
+    reference = _body_with_every_attempt()
+    body = tagparse.grammar.patterns().body
+    for start in range(len(text) + 1):
+        expected = reference.match(text, start)
+        found = body.match(text, start)
+        assert expected is not None and found is not None
+        assert found.end() == expected.end(), (text, start)
+
+
+RUNAWAY_QUOTES = {
+    "single quotes after equals": "[inventory: " + _repeat("a='x "),
+    "single quotes after equals, closed": "[inventory: " + _repeat("a='x ") + "]",
+    "curly single quotes after equals": "[inventory: " + _repeat("a=‘x "),
+    "both single quotes after equals": "[inventory: " + _repeat("a='x b=‘y "),
+    "escaped heads in an open quote": '[inventory: a="' + _repeat('\\[inventory: a=\\"'),
+    "escaped heads in open quotes, closed": _repeat('[loot: a="\\[loot: b=\\"') + "]",
+}
+
+
+@pytest.mark.parametrize("text", RUNAWAY_QUOTES.values(), ids=RUNAWAY_QUOTES.keys())
+def test_tags_scan_is_linear_on_quotes_that_never_close(text: str) -> None:
+    """EXTENT: a quoted value that never closes is walked once. Each of these took seconds
+    (quadratic: every later "='" or escaped head walked the rest of the line again); the
+    structural check is that the text is one tag, or one per unescaped head."""
+    result = scan(text)
+    assert result == scan(text, fast=False)
+    unescaped_heads = text.count("[") - text.count("\\[")
+    assert len(result.tags) == unescaped_heads
