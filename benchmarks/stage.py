@@ -15,6 +15,10 @@ Prints, per chat length:
   JSON each time), which the server does while the model writes, off the reply's path.
 - ``splice``: then making the body for the model (the client's bytes with the GM section
   spliced in: one copy of the body, what sending it on costs anyway), p50 in ms.
+- a last line: the 10-turn reply again, after comparing two buffers the size of the
+  10,000-turn body inside its timing (the reader's one ``memcmp`` of a body against the last
+  one): the part of the 10,000-turn figure that is reading the body's bytes, which grows with
+  the chat's size in bytes however little the stage does with them.
 - ``added``: the proxy's added latency over calling the fake model directly with the same body
   (real HTTP on loopback, one client, keep-alive), p50 in ms; goal: under 5 ms at 1,000 turns.
 
@@ -124,8 +128,10 @@ class ChatRounds:
     does its work: from the request's bytes (a new JSON text each time, as a client sends it,
     so nothing is shared with the last request's objects unless the stage shares it)."""
 
-    def __init__(self, folder: GameFolder, turns: int, replies: list[str]) -> None:
+    def __init__(self, folder: GameFolder, turns: int, replies: list[str],
+                 read_first: tuple[bytes, bytes] | None = None) -> None:
         self.folder, self.turns, self.replies = folder, turns, replies
+        self.read_first = read_first  # two equal buffers compared inside the timing
         self.cache = SnapshotCache(MemoryStore(), deferred=True)  # as the server keeps it
         self.reader = BodyReader()
         self.messages = chat(turns)
@@ -143,6 +149,8 @@ class ChatRounds:
         raw = json.dumps({"model": "m",
                           "messages": [*self.messages, {"role": "user", "content": "go"}]}).encode()
         started = time.perf_counter()
+        if self.read_first is not None:
+            assert self.read_first[0] == self.read_first[1]
         ready = prepare(self.folder, self.cache, self.reader.read(raw))
         self.prepared.append(time.perf_counter() - started)
         started = time.perf_counter()
@@ -153,9 +161,12 @@ class ChatRounds:
         self.stored.append(time.perf_counter() - started)
 
 
-def interleaved(folder: GameFolder, replies: list[str]) -> dict[int, ChatRounds]:
-    """Each chat length's rounds, taken in turn: 10, 1,000, 10,000 turns, then again."""
-    chats = {turns: ChatRounds(folder, turns, replies) for turns in SIZES}
+def interleaved(folder: GameFolder, replies: list[str],
+                read_first: tuple[bytes, bytes] | None = None) -> dict[int, ChatRounds]:
+    """Each chat length's rounds, taken in turn: 10, 1,000, 10,000 turns, then again.
+    ``read_first``: the 10-turn chat compares these first, inside its timing."""
+    chats = {turns: ChatRounds(folder, turns, replies, read_first if turns == SIZES[0] else None)
+             for turns in SIZES}
     for number in range(ROUNDS):
         for rounds in chats.values():
             rounds.round(number)
@@ -200,6 +211,12 @@ def main() -> None:
     model.join()
     steady = interleaved(folder, [CHECK])
     changing = interleaved(folder, SWAPS)
+    # The 10-turn reply again, after comparing two buffers the size of a 10,000-turn body (what
+    # the stage's reader does with such a body: one memcmp with the last one): how much of the
+    # 10,000-turn figure is reading the body's bytes rather than work that grows with the chat.
+    body = json.dumps({"messages": chat(SIZES[-1])}).encode()
+    size = len(body)
+    read_first = interleaved(folder, [CHECK], (body, bytes(bytearray(body))))  # not one object
     print(f"{'turns':>7}  {'prepare p50 ms':>14}  {'vs 10 turns':>11}  "
           f"{'changing p50 ms':>15}  {'vs 10 turns':>11}  {'store p50 ms':>12}  "
           f"{'splice p50 ms':>13}  {'added p50 ms':>12}")
@@ -210,6 +227,10 @@ def main() -> None:
               f"{changed:>15.2f}  {changed / base[1]:>10.2f}x  "
               f"{p50(changing[turns].stored):>12.2f}  {p50(steady[turns].spliced):>13.2f}  "
               f"{added[turns]:>12.2f}")
+    alike = p50(read_first[SIZES[0]].prepared)
+    print(f"10 turns after comparing {size / 1e6:.1f} MB as the reader does for a "
+          f"{SIZES[-1]:,}-turn body: prepare p50 {alike:.2f} ms; {SIZES[-1]:,} turns is "
+          f"{p50(read_first[SIZES[-1]].prepared) / alike:.2f}x of that")
 
 
 def _game_folder(root: Path) -> Path:
