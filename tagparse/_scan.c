@@ -86,8 +86,9 @@ static PyObject *scan_canonical(PyObject *module, PyObject *const *args, Py_ssiz
     }
     PyObject *text = args[0], *tags = args[2], *kinds = args[4];
     PyTypeObject *tag_type = (PyTypeObject *)args[3];
-    if (!PyType_IsSubtype(tag_type, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "tag_type must be a tuple type");
+    /* No instance dict: the tags are left out of the cycle collector's walks (see below). */
+    if (!PyType_IsSubtype(tag_type, &PyTuple_Type) || tag_type->tp_dictoffset != 0) {
+        PyErr_SetString(PyExc_TypeError, "tag_type must be a tuple type without __dict__");
         return NULL;
     }
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kinds); k++) {

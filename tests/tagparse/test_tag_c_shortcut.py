@@ -172,6 +172,7 @@ def test_c_tags_are_plain_values() -> None:
         ("[loot:]", "0", [], Tag, KINDS, bytes(128)),
         ("[loot:]", 0, (), Tag, KINDS, bytes(128)),
         ("[loot:]", 0, [], dict, KINDS, bytes(128)),
+        ("[loot:]", 0, [], type("WithDict", (tuple,), {}), KINDS, bytes(128)),
         ("[loot:]", 0, [], Tag, list(KINDS), bytes(128)),
         ("[loot:]", 0, [], Tag, ("lööt",), bytes(128)),
         ("[loot:]", 0, [], Tag, (1,), bytes(128)),
