@@ -12,7 +12,7 @@
  * Pure reading: no Python callbacks, no allocation but the tags it appends and their raw
  * text; every character is looked at a bounded number of times (a failed canonical attempt
  * stops at the first character it cannot take, and the regex then reads that "[" anyway).
- * tests/tagparse/test_tag_properties.py checks it against the regex shortcut and the grammar.
+ * tests/tagparse/test_tag_c_shortcut.py checks it against the regex shortcut and the grammar.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -131,21 +131,11 @@ def _scan_regex(text: str, tags: list[Tag], diagnostics: list[Diagnostic]) -> No
 def _read(text: str, found: re.Match[str], tags: list[Tag], diagnostics: list[Diagnostic]) -> int:
     """Add the tag whose head (and, when it closes, extent) is ``found``, a match with a
     group ``name`` that is no canonical tag; where the search goes on."""
-    new = tuple.__new__
     start, end = found.span()
     raw = found[0]
     if raw[-1] != "]":  # the head's tag does not close
         return _add_unclosed(text, tags, diagnostics, found["name"].lower(), start, end)
-    reading = read_span(raw)  # the regex reader, else the grammar
-    if reading.kind is None:
-        _add(tags, diagnostics, found["name"].lower(), start, raw, reading)
-        return end
-    tags.append(new(Tag, (reading.kind, reading.attrs, start, end, raw, reading.answer, None)))
-    if reading.diagnostics:
-        diagnostics += [
-            new(Diagnostic, (start + first, start + last, code, message))
-            for first, last, code, message in reading.diagnostics
-        ]
+    _add(tags, diagnostics, found["name"].lower(), start, raw, read_span(raw))
     return end
 
 
