@@ -11,10 +11,18 @@ The store behind it is one small protocol (:class:`Store`): an in-process LRU by
 Redis, shared by every process. A missing, corrupt or stale entry is only a miss; a store that is
 down is logged once and the fold recomputes, so a request never fails because of the cache.
 
-Re-anchoring: chat front ends drop the oldest messages once the context is full. The cache also
-remembers, per game, the chain hash before each turn it has seen (``seen`` entries keyed by the
-turn's own hash), so a chat whose front is missing continues from the snapshot where its first
-turns were last seen rather than from the party file.
+Re-anchoring: chat front ends drop the oldest messages once the context is full. A chat's state
+must never come from another chat (DESIGN.md "Interfaces"), so a chat whose front is missing
+continues from an earlier chat only on evidence that another chat cannot give by sharing a line:
+the cache remembers, per game, each *window* of a chat (the fewest consecutive turns from a turn
+on that hold at least :data:`WINDOW_TURNS` turns and :data:`WINDOW_REPLIES` GM replies) with the
+chain hash before it, or that it was seen at two different places; and, for each position, that a
+turn followed it. A request re-anchors where one of its first windows was seen at exactly one
+place, when the earlier chat holds every turn of the request from there on but its last
+:data:`TAIL_TURNS`, and ended where the request goes on. Anything weaker is folded from the party
+file. Whether a chat is ``anchored`` is read from the chat itself: its GM replies' recorded answer
+parts must be what the fold gives them, else its front (or the ruleset) is not what they were
+answered with.
 """
 
 from __future__ import annotations
@@ -35,25 +43,29 @@ from pydantic import ValidationError
 
 from engine import ENGINE_VERSION, Answer, Game, State, TurnContext
 
-from .fold import Diagnostic, MessageAnswer, _reply, turn_key
+from .fold import Diagnostic, MessageAnswer, fold_reply, turn_key
 from .formats import openai
 from .transcript import Message
 
 log = logging.getLogger("gmtags.cache")
 T = TypeVar("T")
 
-SNAPSHOT_FORMAT = "gmtags-snapshot/1"
+SNAPSHOT_FORMAT = "gmtags-snapshot/2"
 PREFIX = "gmtags:"
-DEFAULT_ENTRIES = 200_000
+DEFAULT_CACHE_MB = 256  # the in-process store's bound, in MiB of keys and values
+ENTRY_OVERHEAD = 120  # bytes an entry of the in-process store costs besides its key and value
 DEFAULT_TTL = 7 * 24 * 3600  # seconds a Redis entry lives after it was last written
 RETRY_AFTER = 5.0  # seconds a store that failed is left alone before it is tried again
-ANCHOR_CANDIDATES = 8  # leading turns of a chat tried when its front is not known
+WINDOW_TURNS = 3  # a window holds at least this many consecutive whole turns ...
+WINDOW_REPLIES = 2  # ... with at least this many GM replies among them
+MAX_WINDOW = 8  # turns a window may span; a run of turns needing more holds no window
+TAIL_TURNS = 2  # turns a re-anchored request may add to the earlier chat: the reply, the player
+AMBIGUOUS = b"*"  # a window's value once it was seen at two different places
 LOOKUP_BATCH = 64  # chain positions asked for at once, newest first
 # The newest positions are asked for in small lookups first: a chat's next request is found
 # one to three positions before its end (the last reply, or the player's turn before it), and
 # each position asked for is a hash to finish and a key to look up.
 LOOKUP_FIRST = (1, 4)
-NEW_CHAT_TURNS = 2  # an unknown chat of a known game this short is taken as a new chat
 MAX_PENDING = 4096  # snapshots a deferred cache keeps unstored before it stores them itself
 PARSED_STATES = 64  # states a SnapshotCache keeps parsed in this process, newest used
 RECENT_CHATS = 8  # requests (and chains) a SnapshotCache keeps to reuse what they share: at most
@@ -67,12 +79,18 @@ class Store(Protocol):
 
     def put_many(self, items: Mapping[str, bytes]) -> None: ...
 
+    def claim_many(self, items: Mapping[str, bytes]) -> None:
+        """Set each key that is missing to its value; a key that holds another value becomes
+        :data:`AMBIGUOUS` (so a window seen at two places stays known as such)."""
+
 
 class MemoryStore:
-    """The default store: a thread-safe in-process LRU of at most ``entries`` entries."""
+    """The default store: a thread-safe in-process LRU bounded in bytes (keys, values and
+    :data:`ENTRY_OVERHEAD` per entry), least recently used first out."""
 
-    def __init__(self, entries: int = DEFAULT_ENTRIES) -> None:
-        self.entries = entries
+    def __init__(self, max_bytes: int = DEFAULT_CACHE_MB * 1024 * 1024) -> None:
+        self.max_bytes = max_bytes
+        self.size = 0  # bytes held now, as counted against max_bytes
         self._items: OrderedDict[str, bytes] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -86,13 +104,39 @@ class MemoryStore:
                 found.append(value)
         return found
 
+    def _set(self, key: str, value: bytes) -> None:
+        old = self._items.get(key)
+        if old is not None:
+            self.size -= len(old)
+        else:
+            self.size += len(key) + ENTRY_OVERHEAD
+        self._items[key] = value
+        self._items.move_to_end(key)
+        self.size += len(value)
+
+    def _trim(self) -> None:
+        while self.size > self.max_bytes and self._items:
+            key, value = self._items.popitem(last=False)
+            self.size -= len(key) + len(value) + ENTRY_OVERHEAD
+
     def put_many(self, items: Mapping[str, bytes]) -> None:
         with self._lock:
             for key, value in items.items():
-                self._items[key] = value
-                self._items.move_to_end(key)
-            while len(self._items) > self.entries:
-                self._items.popitem(last=False)
+                self._set(key, value)
+            self._trim()
+
+    def claim_many(self, items: Mapping[str, bytes]) -> None:
+        with self._lock:
+            for key, value in items.items():
+                old = self._items.get(key)
+                self._set(key, value if old is None or old == value else AMBIGUOUS)
+            self._trim()
+
+    def clear(self) -> None:
+        """Forget everything (a restarted server)."""
+        with self._lock:
+            self._items.clear()
+            self.size = 0
 
     def __len__(self) -> int:
         return len(self._items)
@@ -164,10 +208,38 @@ class RedisStore:
             return
         self._worked()
 
+    def claim_many(self, items: Mapping[str, bytes]) -> None:
+        """SET NX each key; where another value is there, it becomes AMBIGUOUS (two writers of
+        two values race only to the same AMBIGUOUS)."""
+        if not items or not self._usable():
+            return
+        try:
+            pipe = self._client.pipeline(transaction=False)
+            for key, value in items.items():
+                pipe.set(key, value, ex=self.ttl, nx=True)
+            taken = pipe.execute()
+            held = [key for key, done in zip(items, taken, strict=True) if not done]
+            if held:
+                values: list[Any] = self._client.mget(held)  # type: ignore[assignment]
+                pipe = self._client.pipeline(transaction=False)
+                for key, value in zip(held, values, strict=True):
+                    if value == items[key]:
+                        pipe.expire(key, self.ttl)
+                    else:
+                        pipe.set(key, AMBIGUOUS, ex=self.ttl)
+                pipe.execute()
+        except self._errors as error:
+            self._failed(error)
+            return
+        self._worked()
 
-def open_store(redis_url: str | None, ttl: int = DEFAULT_TTL) -> Store:
-    """The LRU without a URL, else Redis at ``redis_url``."""
-    return MemoryStore() if redis_url is None else RedisStore(redis_url, ttl=ttl)
+
+def open_store(redis_url: str | None, ttl: int = DEFAULT_TTL,
+               cache_mb: int = DEFAULT_CACHE_MB) -> Store:
+    """The in-process LRU of ``cache_mb`` MiB without a URL, else Redis at ``redis_url``."""
+    if redis_url is None:
+        return MemoryStore(cache_mb * 1024 * 1024)
+    return RedisStore(redis_url, ttl=ttl)
 
 
 # --- chain hashes -------------------------------------------------------------------------------
@@ -304,21 +376,32 @@ def game_scope(game: Game, start: State) -> bytes:
     return scope
 
 
-def _encoded(turn: Turn) -> bytes:
+def _link(key: bytes, turn: Turn) -> bytes:
+    """The key of the position after ``turn``, from the key of the position before it."""
     text = turn.text.encode("utf-8", "surrogatepass")
-    return (b"P" if turn.role == "player" else b"G") + len(text).to_bytes(8, "little") + text
+    return hashlib.blake2b(b"".join((key, b"P" if turn.role == "player" else b"G",
+                                     len(text).to_bytes(8, "little"), text)),
+                           digest_size=20).digest()
 
 
-def _all_encoded(turns: Sequence[Turn]) -> list[bytes]:
-    """``[_encoded(turn) for turn in turns]``, inlined: the stage encodes every turn."""
-    return [(b"P" if role == "player" else b"G") + len(text).to_bytes(8, "little") + text
-            for role, text in ((turn[1], turn[2].encode("utf-8", "surrogatepass"))
-                               for turn in turns)]
+def window_length(turns: Sequence[Turn], first: int) -> int | None:
+    """How many turns the window beginning at ``turns[first]`` spans: the fewest consecutive
+    turns, at least :data:`WINDOW_TURNS`, that hold :data:`WINDOW_REPLIES` GM replies; None when
+    the turns run out first or it would span more than :data:`MAX_WINDOW`."""
+    replies = 0
+    for length, turn in enumerate(turns[first:first + MAX_WINDOW], 1):
+        replies += turn.role == "gm"
+        if length >= WINDOW_TURNS and replies >= WINDOW_REPLIES:
+            return length
+    return None
 
 
-def turn_hash(turn: Turn) -> bytes:
-    """A turn's own hash (role and text), for finding where a chat's first turns were seen."""
-    return hashlib.blake2b(_encoded(turn), digest_size=20).digest()
+def window_hash(turns: Sequence[Turn]) -> bytes:
+    """The hash of a run of whole turns (roles and texts), to find where else it was seen."""
+    key = b""
+    for turn in turns:
+        key = _link(key, turn)
+    return key
 
 
 def common_prefix(left: Sequence[Any], right: Sequence[Any]) -> int:
@@ -348,64 +431,42 @@ def _turns_before(turns: Sequence[Turn], message: int) -> int:
 
 
 class Chain:
-    """Position keys of a chat: the hash of (root, turns 1..i) for each position i.
+    """Position keys of a chat: position 0 is the root, position i the hash of position i-1's
+    key and turn i (:func:`_link`).
 
-    The root is the game's position 0 or, for a chat whose front is missing, the key of the
-    position where it was re-anchored. The turns are encoded once and hashed in blocks of
-    :data:`LOOKUP_BATCH` (one ``update`` per block: the same digest as one per turn); a copy
-    of the running hash is kept before each block, and a position's key is only finished
-    (``copy().digest()``) when it is asked for.
+    The root is the game's position 0 (:func:`game_scope`). Because each key follows from the
+    one before it alone, a chain begun at any position of another chat (re-anchoring: the root
+    is the key where a chat whose front is missing continues) names the very positions that
+    chat's own chain names, so the two share snapshots, windows and ``next`` marks.
     """
 
     def __init__(self, root: bytes, turns: Sequence[Turn], known: Chain | None = None,
                  shared: int | None = None) -> None:
-        """``known``: a chain of the same root whose turns this one may begin with; the turns
-        they share (``shared``, counted here when not given) are neither encoded nor hashed
+        """``known``: a chain of the same root whose turns this one may begin with; the keys
+        of the turns they share (``shared``, counted here when not given) are not hashed
         again."""
         self.root = root
-        self.turns = turns
+        self.turns: Sequence[Turn] = as_run(turns)  # a list given may change afterwards
+        self._keys: Run[bytes]
         if known is None or known.root != root:
             shared = 0
         elif shared is None:
             shared = common_prefix(known.turns, turns)
-        kept = 0  # blocks of the shared turns whose running hash ``known`` already holds
-        if known is not None and shared:
-            kept = min(shared // LOOKUP_BATCH, len(known._marks) - 1)
-        if known is not None and kept:
-            self._encoded: Run[bytes] = known._encoded.extended(
-                shared, _all_encoded(turns[shared:]))
-            self._marks: list[Any] = known._marks[:kept + 1]
-            hasher = self._marks[-1].copy()
-        else:
-            self._encoded = Run(_all_encoded(turns))
-            self._marks = []
-            hasher = hashlib.blake2b(root, digest_size=20)
-        for block in range(kept * LOOKUP_BATCH, len(self._encoded), LOOKUP_BATCH):
-            if block // LOOKUP_BATCH == len(self._marks):
-                self._marks.append(hasher.copy())
-            hasher.update(b"".join(self._encoded[block:block + LOOKUP_BATCH]))
-        if not self._marks:
-            self._marks.append(hasher.copy())
-        self._end = hasher
+        keys = known._keys.extended(shared + 1) if known is not None and shared \
+            else Run([root])
+        key = keys[-1]
+        new: list[bytes] = []
+        for turn in itertools.islice(self.turns, shared, None):
+            key = _link(key, turn)
+            new.append(key)
+        self._keys = keys.extended(len(keys), new)
 
     def __len__(self) -> int:
         return len(self.turns) + 1
 
     def keys(self, first: int, last: int) -> list[bytes]:
         """Keys of positions ``first`` to ``last`` (inclusive)."""
-        if first == last == len(self.turns):
-            return [self._end.copy().digest() if self.turns else self.root]
-        mark = min(first // LOOKUP_BATCH, len(self._marks) - 1)
-        hasher = self._marks[mark].copy()
-        start = mark * LOOKUP_BATCH
-        encoded = self._encoded[start:last]  # the turns hashed on the way to ``last``
-        found: list[bytes] = []
-        for position in range(start, last + 1):
-            if position >= first:
-                found.append(hasher.copy().digest() if position else self.root)
-            if position - start < len(encoded):
-                hasher.update(encoded[position - start])
-        return found
+        return self._keys[first:last + 1]
 
 
 # --- snapshots ----------------------------------------------------------------------------------
@@ -417,6 +478,9 @@ class Snapshot:
     state: State
     replies: int
     last_answers: tuple[Answer, ...] = ()
+    # GM replies so far whose recorded answer parts are not what the fold gives them: a chat
+    # folded from the wrong start (its front is missing) or answered under other rules
+    doubts: int = 0
 
 
 def _snap_key(position: bytes) -> str:
@@ -427,8 +491,13 @@ def _state_key(digest: str) -> str:
     return f"{PREFIX}state:{digest}"
 
 
-def _seen_key(scope: bytes, turn: bytes) -> str:
-    return f"{PREFIX}seen:{scope.hex()}:{turn.hex()}"
+def _window_key(scope: bytes, window: bytes) -> str:
+    return f"{PREFIX}win:{scope.hex()}:{window.hex()}"
+
+
+def _next_key(position: bytes) -> str:
+    """Set once a turn was folded after ``position``: the chat went on from there."""
+    return f"{PREFIX}next:{position.hex()}"
 
 
 def _state_digest(canonical: str) -> str:
@@ -447,13 +516,17 @@ def _read_entry(raw: bytes | None, position: bytes) -> dict[str, Any] | None:
             or entry.get("engine") != ENGINE_VERSION or entry.get("key") != position.hex()
             or not isinstance(entry.get("replies"), int) or entry["replies"] < 0
             or not isinstance(entry.get("state"), str)
-            or not isinstance(entry.get("last"), list)):
+            or not isinstance(entry.get("last"), list)
+            or not isinstance(entry.get("doubts"), int) or entry["doubts"] < 0):
         return None
     return entry
 
 
+Row = tuple[bytes, bytes, "Snapshot"]  # (key before a turn, key after it, snapshot after it)
+
+
 class SnapshotCache:
-    """Snapshots on a :class:`Store`, with per-game ``seen`` entries for re-anchoring.
+    """Snapshots on a :class:`Store`, with per-game windows and ``next`` marks for re-anchoring.
 
     The states used last are also kept parsed in this process (by their digest, with their
     canonical bytes), so a warm request neither parses its snapshot's JSON nor writes the
@@ -465,10 +538,11 @@ class SnapshotCache:
         """``deferred``: :meth:`save` keeps snapshots in this process until :meth:`flush`."""
         self.store = store
         self.deferred = deferred
-        self._queue: list[tuple[bytes, Sequence[tuple[bytes, bytes, bytes, Snapshot]]]] = []
+        self._queue: list[tuple[Sequence[Row], Mapping[str, bytes]]] = []
         self._queued = 0
         self._pending: dict[bytes, Snapshot] = {}  # position key -> snapshot not stored yet
-        self._pending_seen: dict[str, bytes] = {}  # seen key -> its value, not stored yet
+        self._pending_windows: dict[str, bytes] = {}  # window key -> its value, not stored yet
+        self._pending_next: set[bytes] = set()  # positions a turn followed, not stored yet
         self._parsed = parsed
         self._states: OrderedDict[str, tuple[State, bytes]] = OrderedDict()
         self._digests: dict[int, str] = {}  # id(state) -> digest, for states in _states
@@ -596,7 +670,7 @@ class SnapshotCache:
             answers = tuple(Answer.model_validate(a) for a in entry["last"])
         except (UnicodeDecodeError, ValidationError, TypeError):
             return None
-        return Snapshot(state, entry["replies"], answers)
+        return Snapshot(state, entry["replies"], answers, entry["doubts"])
 
     def longest(self, chain: Chain) -> tuple[int, bytes, Snapshot] | None:
         """The latest position of ``chain`` with a good snapshot: (position, key, snapshot)."""
@@ -624,81 +698,107 @@ class SnapshotCache:
             end = first
         return None
 
-    def seen_before(self, scope: bytes, turns: Sequence[bytes]) -> list[bytes | None]:
-        """For each turn hash, the chain hash before it when this game last saw it."""
-        keys = [_seen_key(scope, t) for t in turns]
+    def windows(self, keys: Sequence[str]) -> list[bytes | None]:
+        """Each window key's value: the chain hash before it (hex), AMBIGUOUS, or None."""
         raws = self.store.get_many(keys)
         with self._lock:
             for index, key in enumerate(keys):
-                if key in self._pending_seen:
-                    raws[index] = self._pending_seen[key]
-        found: list[bytes | None] = []
-        for raw in raws:
-            try:
-                found.append(bytes.fromhex(raw.decode("ascii")) if raw is not None else None)
-            except (ValueError, UnicodeDecodeError):
-                found.append(None)
-        return found
+                kept = self._pending_windows.get(key)
+                if kept is not None:
+                    raws[index] = kept if raws[index] in (None, kept) else AMBIGUOUS
+        return raws
 
-    def save(self, scope: bytes, rows: Sequence[tuple[bytes, bytes, bytes, Snapshot]]) -> None:
-        """Store (key before the turn, turn hash, key after it, snapshot after it) rows; in a
-        deferred cache, keep them here (lookups see them) until :meth:`flush` stores them."""
+    def continued(self, position: bytes) -> bool:
+        """Whether a turn was folded after ``position`` (in any chat of any process)."""
+        with self._lock:
+            if position in self._pending_next:
+                return True
+        return self.store.get_many([_next_key(position)])[0] is not None
+
+    def save(self, rows: Sequence[Row], windows: Mapping[str, bytes]) -> None:
+        """Store (key before the turn, key after it, snapshot after it) rows and the windows
+        they complete; in a deferred cache, keep them here (lookups see them) until
+        :meth:`flush` stores them."""
         if not self.deferred:
-            self._store_rows(scope, rows)
+            self._stored(rows, windows)
             return
         with self._lock:
-            self._queue.append((scope, rows))
+            self._queue.append((rows, windows))
             self._queued += len(rows)
-            for before, turn, position, snapshot in rows:
+            for before, position, snapshot in rows:
                 self._pending[position] = snapshot
-                self._pending_seen[_seen_key(scope, turn)] = before.hex().encode("ascii")
+                self._pending_next.add(before)
+            for key, value in windows.items():
+                kept = self._pending_windows.get(key)
+                self._pending_windows[key] = value if kept in (None, value) else AMBIGUOUS
             full = self._queued > MAX_PENDING
         if full:  # nobody flushes: store now rather than hold without bound
             self.flush()
 
     def flush(self) -> None:
         """Store what :meth:`save` has kept back (the stage does it while the model writes:
-        the state's canonical JSON, ~3 ms for a 500-stack state, is not on the reply's path)."""
+        the state's canonical JSON, ~3 ms for a 500-stack state, is not on the reply's path).
+
+        What cannot be stored is dropped and logged: a kept-back snapshot never outlives its
+        flush, so one bad entry cannot fail later requests."""
         with self._lock:
             queue, self._queue, self._queued = self._queue, [], 0
-        for scope, rows in queue:
-            self._store_rows(scope, rows)
-        with self._lock:
-            for scope, rows in queue:
-                for _, turn, position, snapshot in rows:
-                    if self._pending.get(position) is snapshot:
-                        del self._pending[position]
-                    self._pending_seen.pop(_seen_key(scope, turn), None)
+        try:
+            for rows, windows in queue:
+                try:
+                    self._stored(rows, windows)
+                except Exception:  # a bug in one entry must not keep the others pending
+                    log.exception("snapshot cache: could not store %d snapshots; dropped",
+                                  len(rows))
+        finally:
+            with self._lock:
+                for rows, windows in queue:
+                    for before, position, snapshot in rows:
+                        if self._pending.get(position) is snapshot:
+                            del self._pending[position]
+                        self._pending_next.discard(before)
+                    for key in windows:
+                        self._pending_windows.pop(key, None)
 
-    def _store_rows(self, scope: bytes,
-                    rows: Sequence[tuple[bytes, bytes, bytes, Snapshot]]) -> None:
+    def _stored(self, rows: Sequence[Row], windows: Mapping[str, bytes]) -> None:
         items: dict[str, bytes] = {}
         digests: dict[int, str] = {}
-        for before, turn, position, snapshot in rows:
+        for before, position, snapshot in rows:
             digest = digests.get(id(snapshot.state))
             if digest is None:
                 digest, canonical = self._written(snapshot.state)
                 digests[id(snapshot.state)] = digest
                 items[_state_key(digest)] = canonical
-            entry = {"format": SNAPSHOT_FORMAT, "engine": ENGINE_VERSION, "key": position.hex(),
-                     "replies": snapshot.replies, "state": digest,
-                     "last": [a.to_json() for a in snapshot.last_answers]}
-            items[_snap_key(position)] = json.dumps(entry, separators=(",", ":")).encode()
-            items[_seen_key(scope, turn)] = before.hex().encode("ascii")
+            items[_snap_key(position)] = _entry(position, snapshot, digest)
+            items[_next_key(before)] = b"1"
         self.store.put_many(items)
+        if windows:
+            self.store.claim_many(windows)
 
     def save_start(self, scope: bytes, start: State) -> None:
         """The snapshot of position 0 (the party file), so every chain has a first link."""
         digest, canonical = self._written(start)
-        entry = {"format": SNAPSHOT_FORMAT, "engine": ENGINE_VERSION, "key": scope.hex(),
-                 "replies": 0, "state": digest, "last": []}
         self.store.put_many({_state_key(digest): canonical,
-                             _snap_key(scope): json.dumps(entry).encode()})
+                             _snap_key(scope): _entry(scope, Snapshot(start, 0), digest)})
+
+
+def _entry(position: bytes, snapshot: Snapshot, digest: str) -> bytes:
+    """The stored entry of one snapshot (its state is stored once, by digest)."""
+    return json.dumps({"format": SNAPSHOT_FORMAT, "engine": ENGINE_VERSION,
+                       "key": position.hex(), "replies": snapshot.replies, "state": digest,
+                       "last": [a.to_json() for a in snapshot.last_answers],
+                       "doubts": snapshot.doubts}, separators=(",", ":")).encode()
 
 
 # --- the incremental fold -------------------------------------------------------------------------
 
-Anchor = Literal["cached", "start", "re-anchored", "unanchored"]
+Anchor = Literal["cached", "start", "re-anchored"]
+NOTES: dict[Anchor, str] = {
+    "cached": "resumed from a cached snapshot of this chat",
+    "start": "folded from the party file",
+    "re-anchored": "the front of the chat is missing; it continues the one earlier chat of "
+                   "this game that holds its first turns",
+}
 
 
 @dataclass
@@ -711,83 +811,129 @@ class FoldOutcome:
     folded: int  # turns folded in this call
     answers: list[MessageAnswer] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # some first turns of the chat were seen in another chat, too weakly to continue from it
+    weak_match: bool = False
+
+    @property
+    def anchored(self) -> bool:
+        """Whether every recorded answer of the chat is what its fold gives (DESIGN.md
+        "Interfaces"): read from the chat alone, so no other chat can change it."""
+        return self.snapshot.doubts == 0
 
     def to_json(self) -> dict[str, Any]:
-        notes = {
-            "cached": "resumed from a cached snapshot of this chat",
-            "start": "folded from the party file (the chat is new to this server)",
-            "re-anchored": "the front of the chat is missing; resumed where its first turns "
-                           "were last seen",
-            "unanchored": "the front of the chat is missing and none of its turns were seen "
-                          "before; folded from the party file, so earlier effects are missing",
-        }
-        return {"anchored": self.anchor != "unanchored", "anchor": self.anchor,
-                "note": notes[self.anchor], "reused_turns": self.reused,
-                "folded_turns": self.folded, "replies": self.snapshot.replies}
+        note = NOTES[self.anchor]
+        if self.weak_match and self.anchor != "re-anchored":
+            note += ("; some of its first turns were also seen in another chat, too few or "
+                     "not in one place, so nothing was taken from it")
+        if not self.anchored:
+            note += (f"; {self.snapshot.doubts} earlier GM "
+                     f"{'reply was' if self.snapshot.doubts == 1 else 'replies were'} answered "
+                     "differently than this fold answers them: the front of the chat is "
+                     "probably missing (or the ruleset changed), so earlier effects are missing")
+        return {"anchored": self.anchored, "anchor": self.anchor, "note": note,
+                "reused_turns": self.reused, "folded_turns": self.folded,
+                "replies": self.snapshot.replies}
 
 
 def fold_turns(game: Game, start: State, turns: Sequence[Turn],
                cache: SnapshotCache) -> FoldOutcome:
     """Fold the player and GM ``turns`` of one conversation (see :func:`openai_turns`).
 
-    Resumes from the longest prefix already cached; when the chat's front is missing, from where
-    its leading turns were last seen. Every position folded here is stored for the next call.
+    Resumes from the longest prefix already cached. A chat whose cached prefix is shorter than
+    a window may have lost its front: it continues an earlier chat only on the evidence
+    :func:`_re_anchor` asks for. Every position folded here is stored for the next call,
+    with the windows it completes.
     """
     scope = game_scope(game, start)
     chain = cache.chain(scope, turns)
     found = cache.longest(chain)
     anchor: Anchor = "cached"
-    offset = 0  # turns of this chat skipped before the anchor (re-anchoring)
-    if found is None or found[0] == 0:
-        anchored = _re_anchor(cache, scope, turns) if turns else None
+    weak = False
+    window = window_length(turns, 0)
+    # a prefix as long as a window (or MAX_WINDOW turns) is the chat's own start
+    enough = window if window is not None else min(len(turns), MAX_WINDOW)
+    if turns and (found is None or found[0] < enough):
+        anchored, weak = _re_anchor(cache, scope, turns, found[0] if found else 0)
         if anchored is not None:
-            offset, chain, found = anchored
+            chain, found = anchored
             anchor = "re-anchored"
-        elif found is None:  # a game this server has not seen (or a cache that was emptied)
-            cache.save_start(scope, start)
-            found = (0, scope, Snapshot(start, 0))
-            anchor = "start"
-        else:
-            # A game this server knows, a chat it does not: a new chat is a few turns long;
-            # a longer one most likely lost its front.
-            anchor = "unanchored" if len(turns) > NEW_CHAT_TURNS else "start"
+    if found is None:  # a game this server has not seen (or a cache that was emptied)
+        cache.save_start(scope, start)
+        found = (0, scope, Snapshot(start, 0))
+    if anchor == "cached" and found[0] == 0:
+        anchor = "start"
     begin, before, snapshot = found
-    outcome = FoldOutcome(snapshot, anchor, reused=offset + begin, folded=0)
+    outcome = FoldOutcome(snapshot, anchor, reused=begin, folded=0, weak_match=weak)
     state, replies, last = snapshot.state, snapshot.replies, snapshot.last_answers
-    todo = turns[offset + begin:]
+    doubts = snapshot.doubts
+    todo = turns[begin:]
     keys = chain.keys(begin + 1, begin + len(todo)) if todo else []
-    rows: list[tuple[bytes, bytes, bytes, Snapshot]] = []
+    rows: list[Row] = []
     for turn, key in zip(todo, keys, strict=True):
         if turn.role == "gm":
             message = Message(role="gm", text=turn.text)
             reply_answers: list[MessageAnswer] = []
             ctx = TurnContext(state.seed, turn_key(state, 0, replies, message))
-            state = _reply(game, state, turn.at, message, ctx, reply_answers,
-                           outcome.diagnostics)
+            state, differs = fold_reply(game, state, turn.at, message, ctx, reply_answers,
+                                        outcome.diagnostics)
             outcome.answers.extend(reply_answers)
             last = tuple(a.answer for a in reply_answers)
             replies += 1
-        rows.append((before, turn_hash(turn), key, Snapshot(state, replies, last)))
+            doubts += differs
+        rows.append((before, key, Snapshot(state, replies, last, doubts)))
         before = key
     outcome.folded = len(rows)
     if rows:
-        cache.save(scope, rows)
-    outcome.snapshot = Snapshot(state, replies, last)
+        cache.save(rows, _windows(scope, chain, turns, begin))
+    outcome.snapshot = Snapshot(state, replies, last, doubts)
     return outcome
 
 
-def _re_anchor(cache: SnapshotCache, scope: bytes, turns: Sequence[Turn],
-               ) -> tuple[int, Chain, tuple[int, bytes, Snapshot]] | None:
-    """Where a chat whose front is missing continues: (turns skipped, chain, snapshot found)."""
-    leading = [turn_hash(t) for t in turns[:ANCHOR_CANDIDATES]]
-    best: tuple[int, Chain, tuple[int, bytes, Snapshot]] | None = None
-    for offset, before in enumerate(cache.seen_before(scope, leading)):
-        if before is None:
+def _windows(scope: bytes, chain: Chain, turns: Sequence[Turn], begin: int) -> dict[str, bytes]:
+    """The windows of ``turns`` (the turns of ``chain``) that end after position ``begin``,
+    each with the chain hash before it."""
+    windows: dict[str, bytes] = {}
+    first = max(0, begin - MAX_WINDOW + 1)
+    for at in range(first, len(turns)):
+        length = window_length(turns, at)
+        if length is None or at + length <= begin:
             continue
-        chain = Chain(before, turns[offset:])
-        found = cache.longest(chain)
-        if found is None:
-            continue  # the turn was seen, but its snapshots are gone
-        if best is None or found[0] + offset > best[2][0] + best[0]:
-            best = (offset, chain, found)
-    return best
+        key = _window_key(scope, window_hash(turns[at:at + length]))
+        windows[key] = chain.keys(at, at)[0].hex().encode("ascii")
+    return windows
+
+
+def _re_anchor(cache: SnapshotCache, scope: bytes, turns: Sequence[Turn], covered: int,
+               ) -> tuple[tuple[Chain, tuple[int, bytes, Snapshot]] | None, bool]:
+    """Where a chat whose front is missing continues, if the evidence is strong: ((chain,
+    snapshot found) or None, whether weaker evidence was seen).
+
+    Strong means: the window the chat begins with was seen at exactly one place; the earlier
+    chat holds every turn of this one from there on, or all but the last :data:`TAIL_TURNS`
+    and then no turn followed (it ended where this one goes on); and that covers more than the
+    ``covered`` turns already known from a chat's start. The window must be the chat's first
+    turns: a chat with turns of its own before a run that another chat holds is another chat
+    (a new chat that shares the run, or one edited near its start), whatever it shares.
+    """
+    length = window_length(turns, 0)
+    if length is None:
+        return None, False
+    value = cache.windows([_window_key(scope, window_hash(turns[:length]))])[0]
+    if value is None:
+        return None, False
+    if value == AMBIGUOUS:
+        return None, True
+    try:
+        before = bytes.fromhex(value.decode("ascii"))
+    except (ValueError, UnicodeDecodeError):
+        return None, False
+    chain = Chain(before, turns)
+    found = cache.longest(chain)
+    if found is None or found[0] < length:
+        return None, True  # the window was seen, but its snapshots are gone
+    rest = len(turns) - found[0]
+    if rest and (rest > TAIL_TURNS or cache.continued(found[1])):
+        return None, True  # the earlier chat went on otherwise: this one only shares turns
+    if found[0] <= covered:
+        return None, False
+    return (chain, found), False

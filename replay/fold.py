@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import tagparse
-from engine import Answer, Game, State, TurnContext, apply_reply
+from engine import Answer, Game, State, TurnContext, answer_attrs, apply_reply
 from engine.events import apply_event
 from engine.session import start_session
 
@@ -92,9 +92,10 @@ def replay(game: Game, transcript: Transcript, state: State,
             reply = replies.get(session, 0)
             replies[session] = reply + 1
             if not message.hidden:
-                state = _reply(game, state, index, message,
-                               TurnContext(state.seed, turn_key(state, session, reply, message)),
-                               answers, diagnostics)
+                state, _ = fold_reply(
+                    game, state, index, message,
+                    TurnContext(state.seed, turn_key(state, session, reply, message)),
+                    answers, diagnostics)
         elif message.role == "event" and not message.hidden:
             # Host actions apply at their position; their dice are keyed by the turn they
             # follow and their order since it (stream kind "event", never a tag kind).
@@ -111,15 +112,26 @@ def replay(game: Game, transcript: Transcript, state: State,
     return ReplayResult(answers, state, diagnostics)
 
 
-def _reply(game: Game, state: State, index: int, message: Message, ctx: TurnContext,
-           answers: list[MessageAnswer], diagnostics: list[Diagnostic]) -> State:
+def fold_reply(game: Game, state: State, index: int, message: Message, ctx: TurnContext,
+               answers: list[MessageAnswer], diagnostics: list[Diagnostic]) -> tuple[State, bool]:
+    """Apply one GM reply; its answers and diagnostics are appended to the lists given.
+
+    Also says whether any of the reply's recorded answer parts (``Tag.answer``, written when
+    the reply was first answered) differs from the answer given now: each attribute it holds
+    must have the same value. A difference means the reply is folded from another state than
+    it was answered from (a chat whose front is missing) or under other rules."""
     scanned = tagparse.scan(message.text)
     for diagnostic in scanned.diagnostics:
         diagnostics.append(Diagnostic(diagnostic.code, diagnostic.message, message=index,
                                       line=message.source_line,
                                       span=(diagnostic.start, diagnostic.end)))
     if not scanned.tags:
-        return state
+        return state, False
     state, replied = apply_reply(game, state, scanned.tags, ctx)
     answers.extend(MessageAnswer(index, answer) for answer in replied)
-    return state
+    differs = False
+    for tag, answer in zip(scanned.tags, replied, strict=True):
+        if tag.answer is not None and tag.malformed is None:
+            now = dict(answer_attrs(answer))
+            differs = differs or any(now.get(key) != value for key, value in tag.answer)
+    return state, differs

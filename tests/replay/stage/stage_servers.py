@@ -206,10 +206,15 @@ class RedisServer:
         binary = shutil.which("redis-server")
         if binary is None:
             pytest.skip("redis-server is not installed (scripts/test installs it)")
+        self.binary = binary
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.start()
+
+    def start(self) -> None:
+        """Start (again) on this server's port, empty."""
         self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no"], stdout=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
         for line in self.process.stdout:  # blocks until the server says it is ready
@@ -222,6 +227,14 @@ class RedisServer:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait(timeout=30)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+    def flush(self) -> None:
+        """Empty every database, as a restart without persistence would."""
+        import redis
+
+        redis.Redis.from_url(self.url).flushall()
 
 
 @pytest.fixture(scope="session")

@@ -172,7 +172,7 @@ def test_a_deferred_cache_stores_exactly_what_a_direct_one_stores(game: Game,
     assert seen[True] == seen[False]
     deferred.flush()
     assert _stored(deferred.store) == _stored(direct.store)
-    assert not deferred._pending and not deferred._pending_seen
+    assert not deferred._pending and not deferred._pending_windows and not deferred._pending_next
     again = fold_turns(game, start, openai_turns(grown), deferred)
     assert (again.anchor, again.folded) == ("cached", 0)
 

@@ -13,6 +13,7 @@ from stage_servers import RedisServer, free_port
 from engine import Game, State
 from replay import replay
 from replay.cache import (
+    ENTRY_OVERHEAD,
     MemoryStore,
     RedisStore,
     SnapshotCache,
@@ -126,8 +127,8 @@ def test_a_state_whose_bytes_do_not_match_its_hash_is_ignored(game: Game, start:
     assert outcome.snapshot.state.canonical() == expected.canonical()
 
 
-def test_the_lru_keeps_at_most_its_entries() -> None:
-    store = MemoryStore(entries=3)
+def test_the_lru_keeps_at_most_its_bytes() -> None:
+    store = MemoryStore(max_bytes=3 * (1 + 1 + ENTRY_OVERHEAD))
     store.put_many({"a": b"1", "b": b"2", "c": b"3"})
     assert store.get_many(["a"]) == [b"1"]  # a is now the most recent
     store.put_many({"d": b"4"})
@@ -148,6 +149,7 @@ def test_redis_down_is_a_miss_logged_once(caplog: pytest.LogCaptureFixture, game
 
 def test_redis_store_round_trip_and_ttl(redis_server: RedisServer, game: Game,
                                         start: State) -> None:
+    redis_server.flush()  # the session's server: other tests stored with other TTLs
     store: Store = RedisStore(redis_server.url, ttl=60)
     cache = SnapshotCache(store)
     cold = fold_turns(game, start, turns_of(chat(4)), cache)

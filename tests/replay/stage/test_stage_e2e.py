@@ -179,10 +179,27 @@ def test_a_chat_whose_front_was_dropped_re_anchors_on_what_was_seen(
 
 def test_an_unknown_truncated_chat_says_it_could_not_be_anchored(
         stage: Stage, model: FakeModel) -> None:
+    """Nothing of the chat was seen, but its GM replies carry answers that the fold from the
+    party file does not give (Ada never had 9 crowns to pay): its front is missing."""
     stage.chat([SYSTEM, user("hello")])
-    meta = stage.chat([SYSTEM, user("never seen 1"), gm("never seen 2"), user("never seen 3"),
+    paid = ('Paid. [inventory: action="pay" amount="9 crowns" who="Ada" | ok="true" '
+            'text="Paid with crowns ×9."]')
+    meta = stage.chat([SYSTEM, user("never seen 1"), gm(paid), user("never seen 3"),
                        gm("x"), user("y")]).json()["gmtags"]
-    assert meta["anchored"] is False and meta["anchor"] == "unanchored"
+    assert meta["anchored"] is False and meta["anchor"] == "start"
+    assert "front of the chat is probably missing" in meta["note"]
+
+
+def test_an_unknown_chat_whose_answers_agree_is_anchored(stage: Stage, model: FakeModel) -> None:
+    """A chat the server never saw, sent whole, is answered from the party file as itself:
+    anchored, whatever else the server has served."""
+    model.script["hi"] = ADD_ROPE
+    first = stage.chat([SYSTEM, user("hi")]).json()
+    reply = first["choices"][0]["message"]["content"]
+    stage.chat([SYSTEM, user("other chat"), gm("Quiet."), user("more"), gm("Quiet."),
+                user("hi")])
+    meta = stage.chat([SYSTEM, user("hi"), gm(reply), user("and then")]).json()["gmtags"]
+    assert meta["anchored"] is True
 
 
 @pytest.mark.parametrize(("status", "message"), [(500, "model crashed"), (429, "slow down"),
