@@ -44,7 +44,7 @@ from pydantic import ValidationError
 from engine import ENGINE_VERSION, Answer, Game, State, TurnContext
 
 from .fold import Diagnostic, MessageAnswer, fold_reply, turn_key
-from .formats import openai
+from .formats import fields, openai
 from .transcript import Message
 
 log = logging.getLogger("gmtags.cache")
@@ -347,8 +347,8 @@ def openai_turns(messages: Sequence[Any], first: int = 0) -> list[Turn]:
         role = roles.get(value.get("role"))  # type: ignore[arg-type]
         if role == "player" or role == "gm":
             content = value.get("content")
-            if not isinstance(content, str):
-                content = openai.content_text(content, index + 1, [])
+            content = fields.unicode_text(content) if isinstance(content, str) else \
+                openai.content_text(content, index + 1, [])
             append(new(Turn, (index, role, content)))
     return turns
 

@@ -20,9 +20,10 @@ if TYPE_CHECKING:
 Pairs = tuple[tuple[str, str], ...]
 
 _KEY: Final = re.compile(r"[a-z_][a-z0-9_]*")
-# The five escapes the writer uses (tags.lark, CANONICAL FORM).
-_ESCAPES: Final = str.maketrans({"\\": "\\\\", '"': '\\"', "[": "\\[", "\n": "\\n", "\r": "\\r"})
-# What a backslash pair reads as; \] is accepted too. Other pairs are repairs (Lark path only).
+# The six escapes the writer uses (tags.lark, CANONICAL FORM).
+_ESCAPES: Final = str.maketrans({"\\": "\\\\", '"': '\\"', "[": "\\[", "]": "\\]", "\n": "\\n",
+                                 "\r": "\\r"})
+# What a backslash pair reads as. Other pairs are repairs (Lark path only).
 UNESCAPES: Final[dict[str, str]] = {"\\": "\\", '"': '"', "[": "[", "]": "]", "n": "\n", "r": "\r"}
 
 # Unrolled ("normal* (special normal*)*"): one possessive run per stretch between escapes.

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from replay.transcript import BAD_FIELD, ReadDiagnostic
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unicode_text(text: str) -> str:
+    """``text`` with each lone surrogate (valid in JSON as ``"\\ud800"``, but no character, so
+    not writable as UTF-8) replaced by U+FFFD; JSON readers already join the pairs."""
+    return text if _SURROGATE.search(text) is None else _SURROGATE.sub("\ufffd", text)
 
 
 def shorten(value: object, limit: int = 60) -> str:

@@ -9,7 +9,8 @@ position + 1. Reading choices:
 - ``content``: a string; null → ``""``; a list of parts → the ``text`` of each ``{"type": "text"}``
   part (and bare string parts) joined with a newline, so two parts never run into one word;
   other part types (``image_url``, ``input_audio``, ...) contribute nothing. Anything else:
-  ``bad-field`` and ``""``.
+  ``bad-field`` and ``""``. A lone surrogate (``"\\ud800"``: valid JSON, but no character)
+  reads as U+FFFD.
 - Other keys (``tool_calls``, ``tool_call_id``, ``refusal``, ...) are the API's own and are
   ignored without diagnostics.
 """
@@ -102,7 +103,7 @@ def content_text(content: Any, position: int, diagnostics: list[ReadDiagnostic])
     if content is None:
         return ""
     if isinstance(content, str):
-        return content
+        return fields.unicode_text(content)
     parts = [content] if isinstance(content, dict) else content
     if not isinstance(parts, list):
         diagnostics.append(fields.bad_field(position, "content", "is not text or content parts"))
@@ -116,4 +117,4 @@ def content_text(content: Any, position: int, diagnostics: list[ReadDiagnostic])
                 texts.append(part["text"])
         else:
             diagnostics.append(fields.bad_field(position, "content part", "is not an object"))
-    return "\n".join(texts)
+    return fields.unicode_text("\n".join(texts))

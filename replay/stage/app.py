@@ -15,8 +15,9 @@ import logging
 import re
 import socket
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any, TypeVar, cast
 import httpx
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -36,11 +38,21 @@ from ..cache import FoldOutcome, SnapshotCache, Store, fold_turns
 from ..files import InputError, load_party, load_ruleset, read_json
 from ..fold import replay
 from ..formats import parse_transcript, transcript_from_openai
+from ..formats.fields import unicode_text
 from ..transcript import TranscriptError
 from .answering import AnswerMode, ReplyStream
 from .body import Body, BodyReader
+from .upstream import (
+    Redactor,
+    SurrogateJoiner,
+    Upstream,
+    presented_keys,
+    same_key,
+    without_key,
+)
 
 log = logging.getLogger("gmtags.stage")
+access = logging.getLogger("gmtags.access")
 T = TypeVar("T")
 
 GAME_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -50,8 +62,8 @@ SECTION_END = "=== end of gmtags ==="
 DROPPED_HEADERS = frozenset({
     "host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade",
     "accept-encoding", "te", "trailer", "proxy-authorization", "proxy-connection",
-    "x-gmtags-key",
 })
+MAX_UPSTREAM_BODY = 16 * 1024 * 1024  # bytes read of a model server's non-stream answer
 
 
 class GmSection:
@@ -104,42 +116,80 @@ class GameFolder:
         object.__setattr__(self, "section", GmSection(self.game))
 
 
+def _problems(path: Path, failure: Exception) -> str:
+    """Each line of a load error, prefixed with the file it is about (``file#/pointer: …``)."""
+    lines = str(failure).splitlines() or [type(failure).__name__]
+    named = str(path)
+    return "\n".join(line if line.startswith(named) else
+                     f"{named}#{line}" if line.startswith("/") else f"{named}: {line}"
+                     for line in lines)
+
+
 def load_game(folder: Path) -> GameFolder:
-    """Read ``ruleset.json``, ``party.json`` (optional) and ``options.json`` (optional)."""
-    game = load_ruleset(folder / "ruleset.json")
-    party = folder / "party.json"
-    start = load_party(game, party if party.exists() else None)
-    options: dict[str, Any] = {}
-    if (folder / "options.json").exists():
-        loaded = read_json(folder / "options.json")
-        options = loaded if isinstance(loaded, dict) else {}
+    """Read ``ruleset.json``, ``party.json`` (optional) and ``options.json`` (optional).
+
+    Raises :class:`InputError` naming the file and, for a ruleset or party, every problem's
+    JSON pointer."""
+    path = folder / "ruleset.json"
+    try:
+        game = load_ruleset(path)
+        path = folder / "party.json"
+        start = load_party(game, path if path.exists() else None)
+        path = folder / "options.json"
+        options: dict[str, Any] = {}
+        if path.exists():
+            loaded = read_json(path)
+            if not isinstance(loaded, dict):
+                raise InputError("/: options are a JSON object")
+            options = loaded
+    except (InputError, RulesetError, PartyError) as failure:
+        raise InputError(_problems(path, failure)) from None
     answers = options.get("answers", "inline")
     if answers not in ("inline", "block", "none"):
-        raise InputError(f"{folder / 'options.json'}: answers is inline, block or none")
+        raise InputError(f"{path}#/answers: is inline, block or none, not {answers!r}")
     return GameFolder(folder.name, game, start, answers,
                       bool(options.get("continue", True)))
 
 
-def load_games(root: Path) -> dict[str, GameFolder]:
+@dataclass
+class Games:
+    """The game folders under a games folder: those that load, and why each other one does
+    not (a broken folder disables its game, never the server)."""
+
+    ready: dict[str, GameFolder] = field(default_factory=dict)
+    broken: dict[str, str] = field(default_factory=dict)  # game -> its problems, one a line
+
+
+def load_games(root: Path) -> Games:
     """Every game folder under ``root`` (a folder with a ``ruleset.json``)."""
-    games: dict[str, GameFolder] = {}
+    games = Games()
     for folder in sorted(root.iterdir()):
         if folder.is_dir() and GAME_NAME.fullmatch(folder.name) and (
                 folder / "ruleset.json").exists():
-            games[folder.name] = load_game(folder)
+            try:
+                games.ready[folder.name] = load_game(folder)
+            except InputError as failure:
+                games.broken[folder.name] = str(failure)
     return games
 
 
 @dataclass
 class StageConfig:
     upstream: str
-    games: dict[str, GameFolder]
+    games: dict[str, GameFolder] | Games
     store: Store
-    key: str | None = None  # clients must send it (Authorization: Bearer, or X-Gmtags-Key)
+    key: str | None = field(default=None, repr=False)  # clients must send it (Authorization,
+    # with or without Bearer, or X-Gmtags-Key)
     max_body: int = 8 * 1024 * 1024
-    timeout: float = 300.0  # seconds for the model's whole answer (read timeout per chunk)
+    timeout: float = 300.0  # seconds the model server may stay silent (connect, each read)
+    deadline: float | None = None  # seconds one reply may take in all, None: no limit
     connect_timeout: float = 10.0
     transport: httpx.AsyncBaseTransport | None = field(default=None, repr=False)
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
+
+    @property
+    def game_folders(self) -> Games:
+        return self.games if isinstance(self.games, Games) else Games(dict(self.games))
 
 
 def error(status: int, message: str, kind: str = "invalid_request_error",
@@ -205,21 +255,23 @@ def _metadata(prepared: Prepared, stream: ReplyStream) -> dict[str, Any]:
 
 
 def _client_headers(request: Request, config: StageConfig) -> dict[str, str]:
+    """The client's headers for the model server: gmtags' own key is not the model's."""
     headers = {k: v for k, v in request.headers.items() if k.lower() not in DROPPED_HEADERS}
-    if config.key is not None and headers.get("authorization") == f"Bearer {config.key}":
-        del headers["authorization"]  # gmtags' own key is not the model server's
-    return headers
+    return without_key(headers, config.key)
 
 
 def _authorised(request: Request, config: StageConfig) -> bool:
     if config.key is None:
         return True
-    return config.key in (request.headers.get("x-gmtags-key"),
-                          (request.headers.get("authorization") or "").removeprefix("Bearer "))
+    matched = False
+    for value in presented_keys(request.headers):
+        matched = same_key(value, config.key) or matched  # every one compared: no early exit
+    return matched
 
 
 async def _read_json(request: Request, limit: int, reader: BodyReader | None = None) -> Any:
-    """The request's JSON (a :class:`Body` for a chat request read by ``reader``)."""
+    """The request's JSON (a :class:`Body` for a chat request read by ``reader``), parsed in a
+    worker thread: a large body must not hold the event loop."""
     size = 0
     chunks: list[bytes] = []
     async for chunk in request.stream():
@@ -228,6 +280,10 @@ async def _read_json(request: Request, limit: int, reader: BodyReader | None = N
             raise InputError(f"request body larger than {limit} bytes")
         chunks.append(chunk)
     raw = b"".join(chunks)
+    return await run_in_threadpool(_parse, raw, reader)
+
+
+def _parse(raw: bytes, reader: BodyReader | None) -> Any:
     try:
         return json.loads(raw) if reader is None else reader.read(raw)
     except RecursionError:
@@ -236,12 +292,34 @@ async def _read_json(request: Request, limit: int, reader: BodyReader | None = N
         raise InputError(f"request body is not JSON ({failure})") from None
 
 
+class Deadline:
+    """The ``--deadline`` of one reply: seconds left, on the stage's clock."""
+
+    def __init__(self, config: StageConfig) -> None:
+        self._clock = config.clock
+        self._end = None if config.deadline is None else config.clock() + config.deadline
+
+    def left(self) -> float | None:
+        return None if self._end is None else self._end - self._clock()
+
+    @property
+    def passed(self) -> bool:
+        left = self.left()
+        return left is not None and left <= 0
+
+
+class DeadlinePassed(Exception):
+    """The reply took longer than ``--deadline``."""
+
+
 def build_app(config: StageConfig) -> Starlette:
     """The stage as an ASGI app (uvicorn runs it; tests may too)."""
     cache = SnapshotCache(config.store, deferred=True)
     storing_now: set[asyncio.Future[None]] = set()  # flushes running (a task needs a reference)
     reader = BodyReader()
-    upstream = config.upstream.rstrip("/")
+    upstream = Upstream.parse(config.upstream)
+    Redactor([*upstream.secrets, *([config.key] if config.key else [])]).install()
+    games = config.game_folders
     # TCP_NODELAY: a request's headers and body go out as separate writes; without it the
     # second one waits for the model server's delayed ACK (~40 ms on Linux).
     transport = config.transport or httpx.AsyncHTTPTransport(
@@ -251,15 +329,21 @@ def build_app(config: StageConfig) -> Starlette:
         transport=transport)
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "games": sorted(config.games)})
+        return JSONResponse({"status": "ok", "games": sorted(games.ready),
+                             "broken": sorted(games.broken)})
 
     def _game(request: Request) -> GameFolder | Response:
         if not _authorised(request, config):
-            return error(401, "missing or wrong gmtags key", "authentication_error")
-        folder = config.games.get(request.path_params["game"])
+            return error(401, "missing or wrong gmtags key (send it as the API key, or in an "
+                         "X-Gmtags-Key header)", "authentication_error")
+        name = request.path_params["game"]
+        folder = games.ready.get(name)
         if folder is None:
-            return error(404, f"no game {request.path_params['game'][:64]!r} on this server",
-                         code="unknown_game")
+            if name in games.broken:
+                return error(503, f"game {name!r} is disabled: its folder does not load "
+                             "(the server's log and `gmtags serve --check` list why)",
+                             "server_error", "broken_game")
+            return error(404, f"no game {name[:64]!r} on this server", code="unknown_game")
         return folder
 
     async def models(request: Request) -> Response:
@@ -267,29 +351,38 @@ def build_app(config: StageConfig) -> Starlette:
         if isinstance(folder, Response):
             return folder
         try:
-            reply = await client.get(f"{upstream}/models",
+            reply = await client.get(upstream.endpoint("models"),
                                      headers=_client_headers(request, config))
         except httpx.HTTPError as failure:
             return _upstream_failure(failure)
+        if reply.status_code != 200:
+            return _upstream_status(reply.status_code, reply.text)
         return Response(reply.content, status_code=reply.status_code,
                         media_type=reply.headers.get("content-type", "application/json"))
 
     async def chat(request: Request) -> Response:
+        began = time.perf_counter()
         folder = _game(request)
         if isinstance(folder, Response):
+            _access(request, folder.status_code, began)
             return folder
+        response, prepared = await _chat(request, folder)
+        _access(request, response.status_code, began, prepared)
+        return response
+
+    async def _chat(request: Request, folder: GameFolder) -> tuple[Response, Prepared | None]:
         try:
             read = await _read_json(request, config.max_body, reader)
         except InputError as failure:
             status = 413 if "larger" in str(failure) else 400
-            return error(status, str(failure))
+            return error(status, str(failure)), None
         if not isinstance(read, Body) and (
                 not isinstance(read, dict) or not isinstance(read.get("messages"), list)):
-            return error(400, "the body must be a JSON object with a messages array")
+            return error(400, "the body must be a JSON object with a messages array"), None
         try:
             prepared = await run_in_threadpool(prepare, folder, cache, read)
         except TranscriptError as failure:
-            return error(400, str(failure))
+            return error(400, str(failure)), None
         stream = ReplyStream(folder.game, prepared.outcome.snapshot.state,
                              prepared.outcome.snapshot.replies, folder.answers, prepared.before)
         headers = _client_headers(request, config)
@@ -301,55 +394,86 @@ def build_app(config: StageConfig) -> Starlette:
         storing = asyncio.ensure_future(run_in_threadpool(cache.flush))
         storing_now.add(storing)
         storing.add_done_callback(storing_now.discard)
+        deadline = Deadline(config)
         if read.get("stream"):
-            response = await _streamed(request, prepared, stream, headers)
+            response = await _streamed(request, prepared, stream, headers, deadline)
         else:
-            response = await _whole(request, prepared, stream, headers)
+            response = await _whole(request, prepared, stream, headers, deadline)
         await storing
-        return response
+        return response, prepared
 
     async def _whole(request: Request, prepared: Prepared, stream: ReplyStream,
-                     headers: dict[str, str]) -> Response:
+                     headers: dict[str, str], deadline: Deadline) -> Response:
         try:
-            reply = await _unless_gone(request, client.post(
-                f"{upstream}/chat/completions", content=prepared.content(), headers=headers))
+            status, raw, _ = await _unless_gone(request, _within(deadline, _read_reply(
+                client, upstream.endpoint("chat/completions"), prepared.content(), headers,
+                deadline)))
         except ClientGone:
             return Response(status_code=499)
+        except DeadlinePassed:
+            return _deadline_failure(config)
         except httpx.HTTPError as failure:
             return _upstream_failure(failure)
-        if reply.status_code != 200:
-            return _upstream_status(reply.status_code, reply.text)
-        try:
-            document = reply.json()
-            message = document["choices"][0]["message"]
-            content = message.get("content") or ""
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        if status != 200:
+            return _upstream_status(status, raw.decode("utf-8", "replace"))
+        completion = _completion(raw)
+        if completion is None:
+            log.warning("model server: answered with something that is not a chat completion")
             return error(502, "the model server's answer is not a chat completion",
-                         "upstream_error")
-        text = stream.feed(content) + stream.finish()
+                         "upstream_error", "upstream_protocol")
+        document, message = completion
+        text = stream.feed(unicode_text(message.get("content") or "")) + stream.finish()
         message["content"] = text
         document["gmtags"] = _metadata(prepared, stream)
         return JSONResponse(document)
 
     async def _streamed(request: Request, prepared: Prepared, stream: ReplyStream,
-                        headers: dict[str, str]) -> Response:
-        upstream_request = client.build_request("POST", f"{upstream}/chat/completions",
+                        headers: dict[str, str], deadline: Deadline) -> Response:
+        upstream_request = client.build_request("POST", upstream.endpoint("chat/completions"),
                                                 content=prepared.content(), headers=headers)
         try:
             # Until the model sends its headers the client's hanging up is watched here; then
             # StreamingResponse watches it and cancels _relay, which closes the model's stream.
-            reply = await _unless_gone(request, client.send(upstream_request, stream=True))
+            reply = await _unless_gone(request, _within(deadline, client.send(
+                upstream_request, stream=True)))
         except ClientGone:
             return Response(status_code=499)
+        except DeadlinePassed:
+            return _deadline_failure(config)
         except httpx.HTTPError as failure:
             return _upstream_failure(failure)
         if reply.status_code != 200:
             text = (await reply.aread()).decode("utf-8", "replace")
             await reply.aclose()
             return _upstream_status(reply.status_code, text)
-        return StreamingResponse(_relay(reply, prepared, stream),
-                                 media_type="text/event-stream",
+        kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
+        events = _relay(reply, prepared, stream, deadline, config) \
+            if kind in ("text/event-stream", "") else \
+            _restream(reply, prepared, stream, deadline)
+        return StreamingResponse(events, media_type="text/event-stream",
                                  headers={"cache-control": "no-cache"})
+
+    def _access(request: Request, status: int, began: float,
+                prepared: Prepared | None = None) -> None:
+        """One line per chat request: game, status, time, turns folded, anchor. No headers,
+        no body, no URL: nothing that may be secret."""
+        outcome = prepared.outcome if prepared is not None else None
+        access.info("game=%s status=%d ms=%.1f folded=%s reused=%s anchor=%s anchored=%s",
+                    request.path_params.get("game", "-")[:64], status,
+                    (time.perf_counter() - began) * 1000,
+                    outcome.folded if outcome else "-", outcome.reused if outcome else "-",
+                    outcome.anchor if outcome else "-",
+                    str(outcome.anchored).lower() if outcome else "-")
+
+    async def not_found(request: Request, failure: Exception) -> Response:
+        status = failure.status_code if isinstance(failure, HTTPException) else 500
+        if status == 405:
+            return error(405, f"{request.method} is not allowed on {request.url.path[:200]}",
+                         code="method_not_allowed")
+        if status == 404:
+            return error(404, f"no route {request.url.path[:200]!r} (chat requests go to "
+                         "/games/<game>/v1/chat/completions)", code="not_found")
+        return error(status, str(getattr(failure, "detail", "")) or "error")
 
     routes = [
         Route("/healthz", healthz),
@@ -357,13 +481,67 @@ def build_app(config: StageConfig) -> Starlette:
         Route("/games/{game}/v1/chat/completions", chat, methods=["POST"]),
         Route("/v1/replay", replay_endpoint(config), methods=["POST"]),
     ]
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         await client.aclose()
         await run_in_threadpool(cache.flush)
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    exception_handlers={404: not_found, 405: not_found})
+    app.router.redirect_slashes = False  # a POST redirected loses its body: answer 404 instead
+    return app
+
+
+async def _within(deadline: Deadline, work: Coroutine[Any, Any, T]) -> T:
+    """``work``, cancelled with :class:`DeadlinePassed` when the reply's deadline passes."""
+    left = deadline.left()
+    if left is None:
+        return await work
+    if left <= 0:
+        work.close()
+        raise DeadlinePassed
+    try:
+        return await asyncio.wait_for(work, timeout=left)
+    except TimeoutError:
+        raise DeadlinePassed from None
+
+
+async def _read_reply(client: httpx.AsyncClient, url: httpx.URL, content: bytes,
+                      headers: dict[str, str], deadline: Deadline,
+                      ) -> tuple[int, bytes, str]:
+    """(status, body, content type) of a non-stream request, the deadline checked between the
+    chunks of the body, which is read up to :data:`MAX_UPSTREAM_BODY` bytes."""
+    async with client.stream("POST", url, content=content, headers=headers) as reply:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in reply.aiter_bytes():
+            if deadline.passed:
+                raise DeadlinePassed
+            size += len(chunk)
+            if size > MAX_UPSTREAM_BODY:
+                break
+            chunks.append(chunk)
+        return reply.status_code, b"".join(chunks), reply.headers.get("content-type", "")
+
+
+def _completion(raw: bytes) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """A chat completion document and its first choice's message, or None."""
+    try:
+        document = json.loads(raw)
+        message = document["choices"][0]["message"]
+        if not isinstance(message, dict) or not isinstance(message.get("content") or "", str):
+            return None
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
+        return None
+    return document, message
+
+
+def _deadline_failure(config: StageConfig) -> JSONResponse:
+    log.warning("model server: the reply took longer than --deadline %ss", config.deadline)
+    return error(504, f"the reply took longer than the stage's deadline ({config.deadline} s)",
+                 "upstream_error", "deadline")
 
 
 class ClientGone(Exception):
@@ -396,16 +574,32 @@ async def _unless_gone(request: Request, work: Coroutine[Any, Any, T]) -> T:
 
 
 def _sse(document: Mapping[str, Any]) -> bytes:
-    return f"data: {json.dumps(document, ensure_ascii=False)}\n\n".encode()
+    # Every text in it went through unicode_text or a SurrogateJoiner; "replace" is the last
+    # guard that an event is never invalid UTF-8.
+    return f"data: {json.dumps(document, ensure_ascii=False)}\n\n".encode("utf-8", "replace")
 
 
-async def _relay(reply: httpx.Response, prepared: Prepared,
-                 stream: ReplyStream) -> AsyncIterator[bytes]:
+def _error_event(message: str, code: str) -> bytes:
+    return _sse({"error": {"message": message, "type": "upstream_error", "param": None,
+                           "code": code}})
+
+
+async def _relay(reply: httpx.Response, prepared: Prepared, stream: ReplyStream,
+                 deadline: Deadline, config: StageConfig) -> AsyncIterator[bytes]:
     """Pass the model's SSE stream on, holding back unfinished tags and answering them."""
     last: dict[str, Any] | None = None
     finished = False
+    failed = False
+    joiner = SurrogateJoiner()
     try:
         async for line in reply.aiter_lines():
+            if deadline.passed:
+                log.warning("model server: the reply took longer than --deadline %ss",
+                            config.deadline)
+                yield _error_event(f"the reply took longer than the stage's deadline "
+                                   f"({config.deadline} s)", "deadline")
+                failed = True
+                break
             if not line.startswith("data:"):
                 continue
             data = line[5:].strip()
@@ -414,16 +608,17 @@ async def _relay(reply: httpx.Response, prepared: Prepared,
             try:
                 chunk = json.loads(data)
                 choice = chunk["choices"][0] if chunk.get("choices") else None
-            except (ValueError, KeyError, TypeError, AttributeError):
+            except (ValueError, KeyError, TypeError, AttributeError, IndexError):
                 continue
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 yield _sse(chunk)
                 continue
             last = chunk
             delta = choice.get("delta") or {}
-            text = stream.feed(delta.get("content") or "")
+            piece = delta.get("content")
+            text = stream.feed(joiner.feed(piece if isinstance(piece, str) else ""))
             if choice.get("finish_reason") is not None and not finished:
-                text += stream.finish()
+                text += stream.feed(joiner.finish()) + stream.finish()
                 finished = True
                 chunk["gmtags"] = _metadata(prepared, stream)
             if "content" in delta or text:
@@ -432,13 +627,19 @@ async def _relay(reply: httpx.Response, prepared: Prepared,
             if text or choice.get("finish_reason") is not None or set(delta) - {"content"}:
                 yield _sse(chunk)
     except httpx.HTTPError as failure:
-        yield _sse({"error": {"message": f"the model server failed mid-stream "
-                                         f"({type(failure).__name__})",
-                              "type": "upstream_error", "param": None, "code": None}})
+        log.warning("model server: failed mid-stream (%s)", type(failure).__name__)
+        yield _error_event(f"the model server failed mid-stream ({type(failure).__name__})",
+                           "upstream_failed")
+        failed = True
     finally:
         await reply.aclose()
-    if not finished:
-        rest = stream.finish()
+    if last is None and not failed:
+        # Not one chat completion chunk: a protocol fault, never an empty success.
+        log.warning("model server: its stream held no chat completion chunk")
+        yield _error_event("the model server's stream held no chat completion chunk",
+                           "upstream_protocol")
+    elif not finished:
+        rest = stream.feed(joiner.finish()) + stream.finish()
         base = last or {"id": "gmtags", "object": "chat.completion.chunk", "choices": []}
         yield _sse({**base, "choices": [{"index": 0, "delta": {"content": rest},
                                          "finish_reason": "stop"}],
@@ -446,10 +647,50 @@ async def _relay(reply: httpx.Response, prepared: Prepared,
     yield b"data: [DONE]\n\n"
 
 
+async def _restream(reply: httpx.Response, prepared: Prepared, stream: ReplyStream,
+                    deadline: Deadline) -> AsyncIterator[bytes]:
+    """A model server that answers a stream request with a whole JSON completion: its answer
+    sent as one chunk and the finish; anything else an error event."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in reply.aiter_bytes():
+            size += len(chunk)
+            if size > MAX_UPSTREAM_BODY or deadline.passed:
+                break
+            chunks.append(chunk)
+    except httpx.HTTPError as failure:
+        log.warning("model server: failed mid-answer (%s)", type(failure).__name__)
+        chunks = []
+    finally:
+        await reply.aclose()
+    completion = _completion(b"".join(chunks))
+    if completion is None:
+        log.warning("model server: answered a stream request with neither a stream nor a "
+                    "chat completion")
+        yield _error_event("the model server answered with neither an event stream nor a chat "
+                           "completion", "upstream_protocol")
+        yield b"data: [DONE]\n\n"
+        return
+    document, message = completion
+    text = stream.feed(unicode_text(message.get("content") or "")) + stream.finish()
+    base = {"id": document.get("id", "gmtags"), "object": "chat.completion.chunk",
+            "created": document.get("created", 0), "model": document.get("model")}
+    finish = document["choices"][0].get("finish_reason") or "stop"
+    yield _sse({**base, "choices": [{"index": 0, "delta": {"role": "assistant",
+                                                          "content": text},
+                                     "finish_reason": None}]})
+    yield _sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+                "gmtags": _metadata(prepared, stream)})
+    yield b"data: [DONE]\n\n"
+
+
 def _upstream_failure(failure: httpx.HTTPError) -> JSONResponse:
     if isinstance(failure, httpx.TimeoutException):
+        log.warning("model server: no answer within --timeout (%s)", type(failure).__name__)
         return error(504, "the model server did not answer in time", "upstream_error",
                      "upstream_timeout")
+    log.warning("model server: cannot be reached (%s)", type(failure).__name__)
     return error(502, f"the model server cannot be reached ({type(failure).__name__})",
                  "upstream_error", "upstream_unreachable")
 
@@ -462,6 +703,7 @@ def _upstream_status(status: int, text: str) -> JSONResponse:
             else str(document.get("error") or document)
     except (ValueError, AttributeError, KeyError, TypeError):
         detail = text
+    log.warning("model server: answered %d", status)
     return error(status, f"the model server answered {status}: {str(detail)[:500]}",
                  "upstream_error", "upstream_status")
 
@@ -502,5 +744,5 @@ def replay_endpoint(config: StageConfig) -> Any:
     return endpoint
 
 
-__all__ = ["GameFolder", "StageConfig", "build_app", "load_game", "load_games",
+__all__ = ["GameFolder", "Games", "StageConfig", "build_app", "load_game", "load_games",
            "prepare"]

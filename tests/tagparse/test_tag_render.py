@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tagparse import render, render_tag, scan
@@ -49,11 +51,13 @@ def test_render_empty_parts(
     assert tag.answer == (None if answer is None else tuple(answer))
 
 
-def test_render_escapes_exactly_five_characters() -> None:
-    """CANONICAL FORM: \\ " [ LF CR are escaped; ] | and unicode are written as they are."""
+def test_render_escapes_exactly_six_characters() -> None:
+    """CANONICAL FORM: \\ " [ ] LF CR are escaped; | and unicode are written as they are, and
+    the tag's last character is its only bare ] (issue 22: one regex hides every tag)."""
     value = 'a\\b"c[d]e|f\ng\rh×\u2028'
     text = render("place", [("name", value)])
-    assert text == '[place: name="a\\\\b\\"c\\[d]e|f\\ng\\rh×\u2028"]'
+    assert text == '[place: name="a\\\\b\\"c\\[d\\]e|f\\ng\\rh×\u2028"]'
+    assert re.sub(r"\\.", "", text).index("]") == len(re.sub(r"\\.", "", text)) - 1
     result = scan(text)
     assert result.diagnostics == ()
     assert result.tags[0].attrs == (("name", value),)
