@@ -185,7 +185,7 @@ class StageConfig:
     deadline: float | None = None  # seconds one reply may take in all, None: no limit
     connect_timeout: float = 10.0
     transport: httpx.AsyncBaseTransport | None = field(default=None, repr=False)
-    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
+    clock: Callable[[], float] = field(default=lambda: time.monotonic(), repr=False)
 
     @property
     def game_folders(self) -> Games:

@@ -93,6 +93,7 @@ class FakeModel:
     script: dict[str, str] = field(default_factory=dict)
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
     fail: tuple[int, str] | None = None
     server: ServerThread | None = None
     # "request": answer nothing until the caller hangs up; "stream": send the headers and the
@@ -116,6 +117,7 @@ class FakeModel:
             body = await request.json()
             self.requests.append(body)
             self.headers.append(dict(request.headers))
+            self.queries.append(request.url.query)
             if self.hold == "request":
                 self.held.set()
                 while (await request.receive())["type"] != "http.disconnect":
@@ -179,6 +181,7 @@ def model(fake_model: FakeModel) -> Iterator[FakeModel]:
     fake_model.script.clear()
     fake_model.requests.clear()
     fake_model.headers.clear()
+    fake_model.queries.clear()
     fake_model.fail = None
     fake_model.hold = None
     fake_model.held.clear()
