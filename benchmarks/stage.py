@@ -21,6 +21,9 @@ Prints, per chat length:
   the chat's size in bytes however little the stage does with them.
 - ``added``: the proxy's added latency over calling the fake model directly with the same body
   (real HTTP on loopback, one client, keep-alive), p50 in ms; goal: under 5 ms at 1,000 turns.
+- ``bare``: the same for a bare pass-through proxy (Starlette + httpx forwarding the bytes, no
+  parsing), and ``vs bare``: the stage's added latency over the bare proxy's; goal (issue 22):
+  at most 1.3x at every length.
 
 The three chats are measured in one process, a round of each in turn (10, 1,000, 10,000 turns,
 then again), so that each length meets the same heap and the same moments of a shared
@@ -82,6 +85,20 @@ async def _model_chat(request: Request) -> Response:
 
 def _model_app() -> Starlette:
     return Starlette(routes=[Route("/v1/chat/completions", _model_chat, methods=["POST"])])
+
+
+def _bare_app(upstream: str) -> Starlette:
+    """The baseline: a proxy that forwards the client's bytes and the model's, nothing more."""
+    client = httpx.AsyncClient(timeout=120, transport=httpx.AsyncHTTPTransport(
+        socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]))
+
+    async def forward(request: Request) -> Response:
+        reply = await client.post(f"{upstream}/chat/completions", content=await request.body(),
+                                  headers={"content-type": "application/json"})
+        return Response(reply.content, status_code=reply.status_code,
+                        media_type="application/json")
+
+    return Starlette(routes=[Route("/v1/chat/completions", forward, methods=["POST"])])
 
 
 def _stage_app(game: Path, upstream: str) -> Starlette:
@@ -173,30 +190,37 @@ def interleaved(folder: GameFolder, replies: list[str],
     return chats
 
 
-def added_latency(game: Path, model_url: str, turns: int) -> float:
-    """The proxy over HTTP against the model directly, same bodies, warm cache: p50 in ms."""
+def added_latency(game: Path, model_url: str, turns: int) -> tuple[float, float]:
+    """The stage and the bare proxy over HTTP against the model directly, same bodies, warm
+    cache, one call of each in turn: (stage's added p50, bare proxy's added p50) in ms."""
     stage_url, stage = serve(_stage_app, game, model_url + "/v1")
+    bare_url, bare = serve(_bare_app, model_url + "/v1")
     direct: list[float] = []
     proxied: list[float] = []
+    passed: list[float] = []
     messages = chat(turns)
     # TCP_NODELAY on the measuring client too, or each call waits out a delayed ACK.
     nodelay = httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
     with httpx.Client(timeout=120, transport=nodelay) as client:
         client.post(f"{stage_url}/games/harrow/v1/chat/completions", json={"messages": messages})
+        client.post(f"{bare_url}/v1/chat/completions", json={"messages": messages})
         for round_ in range(HTTP_ROUNDS[turns]):
             messages += [{"role": "user", "content": f"more {round_}"},
                          {"role": "assistant", "content": CHECK}]
-            body = {"model": "m", "messages": [*messages, {"role": "user", "content": "go"}]}
-            started = time.perf_counter()
-            client.post(f"{model_url}/v1/chat/completions", json=body).raise_for_status()
-            direct.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            client.post(f"{stage_url}/games/harrow/v1/chat/completions",
-                        json=body).raise_for_status()
-            proxied.append(time.perf_counter() - started)
-    stage.terminate()
-    stage.join()
-    return p50([p - d for p, d in zip(proxied, direct, strict=True)])
+            body = json.dumps({"model": "m", "messages": [
+                *messages, {"role": "user", "content": "go"}]}).encode()
+            headers = {"content-type": "application/json"}
+            for url, times in ((f"{model_url}/v1/chat/completions", direct),
+                               (f"{stage_url}/games/harrow/v1/chat/completions", proxied),
+                               (f"{bare_url}/v1/chat/completions", passed)):
+                started = time.perf_counter()
+                client.post(url, content=body, headers=headers).raise_for_status()
+                times.append(time.perf_counter() - started)
+    for process in (stage, bare):
+        process.terminate()
+        process.join()
+    return (p50([p - d for p, d in zip(proxied, direct, strict=True)]),
+            p50([p - d for p, d in zip(passed, direct, strict=True)]))
 
 
 def main() -> None:
@@ -219,14 +243,15 @@ def main() -> None:
     read_first = interleaved(folder, [CHECK], (body, bytes(bytearray(body))))  # not one object
     print(f"{'turns':>7}  {'prepare p50 ms':>14}  {'vs 10 turns':>11}  "
           f"{'changing p50 ms':>15}  {'vs 10 turns':>11}  {'store p50 ms':>12}  "
-          f"{'splice p50 ms':>13}  {'added p50 ms':>12}")
+          f"{'splice p50 ms':>13}  {'added p50 ms':>12}  {'bare p50 ms':>11}  {'vs bare':>7}")
     base = (p50(steady[SIZES[0]].prepared), p50(changing[SIZES[0]].prepared))
     for turns in SIZES:
         prepared, changed = p50(steady[turns].prepared), p50(changing[turns].prepared)
         print(f"{turns:>7}  {prepared:>14.2f}  {prepared / base[0]:>10.2f}x  "
               f"{changed:>15.2f}  {changed / base[1]:>10.2f}x  "
               f"{p50(changing[turns].stored):>12.2f}  {p50(steady[turns].spliced):>13.2f}  "
-              f"{added[turns]:>12.2f}")
+              f"{added[turns][0]:>12.2f}  {added[turns][1]:>11.2f}  "
+              f"{added[turns][0] / added[turns][1]:>6.2f}x")
     alike = p50(read_first[SIZES[0]].prepared)
     print(f"10 turns after comparing {size / 1e6:.1f} MB as the reader does for a "
           f"{SIZES[-1]:,}-turn body: prepare p50 {alike:.2f} ms; {SIZES[-1]:,} turns is "

@@ -698,6 +698,11 @@ class SnapshotCache:
             end = first
         return None
 
+    @property
+    def pending(self) -> bool:
+        """Whether :meth:`save` kept anything back that :meth:`flush` has to store."""
+        return bool(self._queue)
+
     def windows(self, keys: Sequence[str]) -> list[bytes | None]:
         """Each window key's value: the chain hash before it (hex), AMBIGUOUS, or None."""
         raws = self.store.get_many(keys)

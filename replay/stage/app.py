@@ -64,6 +64,11 @@ DROPPED_HEADERS = frozenset({
     "accept-encoding", "te", "trailer", "proxy-authorization", "proxy-connection",
 })
 MAX_UPSTREAM_BODY = 16 * 1024 * 1024  # bytes read of a model server's non-stream answer
+# A request body up to this size is read and folded on the event loop (a few hundred tags at
+# most, folded in milliseconds); a larger one in a worker thread, so that it cannot hold the
+# loop while small requests of other chats wait (a thread hop costs more than the whole work
+# of a small request).
+INLINE_BODY = 64 * 1024
 
 
 class GmSection:
@@ -280,7 +285,14 @@ async def _read_json(request: Request, limit: int, reader: BodyReader | None = N
             raise InputError(f"request body larger than {limit} bytes")
         chunks.append(chunk)
     raw = b"".join(chunks)
+    if len(raw) <= INLINE_BODY:
+        return _parse(raw, reader)
     return await run_in_threadpool(_parse, raw, reader)
+
+
+def _small(read: dict[str, Any] | Body) -> bool:
+    """Whether a request was small enough to be read on the event loop."""
+    return isinstance(read, Body) and len(read.raw) <= INLINE_BODY
 
 
 def _parse(raw: bytes, reader: BodyReader | None) -> Any:
@@ -380,7 +392,8 @@ def build_app(config: StageConfig) -> Starlette:
                 not isinstance(read, dict) or not isinstance(read.get("messages"), list)):
             return error(400, "the body must be a JSON object with a messages array"), None
         try:
-            prepared = await run_in_threadpool(prepare, folder, cache, read)
+            prepared = prepare(folder, cache, read) if _small(read) else \
+                await run_in_threadpool(prepare, folder, cache, read)
         except TranscriptError as failure:
             return error(400, str(failure)), None
         stream = ReplyStream(folder.game, prepared.outcome.snapshot.state,
@@ -391,15 +404,18 @@ def build_app(config: StageConfig) -> Starlette:
         headers["content-type"] = "application/json"
         # The new snapshots are stored while the model writes, and before the client has the
         # reply: its next request, on any process, finds them.
-        storing = asyncio.ensure_future(run_in_threadpool(cache.flush))
-        storing_now.add(storing)
-        storing.add_done_callback(storing_now.discard)
+        storing = asyncio.ensure_future(run_in_threadpool(cache.flush)) \
+            if cache.pending else None
+        if storing is not None:
+            storing_now.add(storing)
+            storing.add_done_callback(storing_now.discard)
         deadline = Deadline(config)
         if read.get("stream"):
             response = await _streamed(request, prepared, stream, headers, deadline)
         else:
             response = await _whole(request, prepared, stream, headers, deadline)
-        await storing
+        if storing is not None:
+            await storing
         return response, prepared
 
     async def _whole(request: Request, prepared: Prepared, stream: ReplyStream,
