@@ -555,3 +555,15 @@ def test_chk_sum_3_a_mode_that_is_no_mode_is_noted_and_rolls_once() -> None:
     assert record == plain
     assert answer.notes == ('ignored mode="hard": a check takes mode="advantage" or '
                             'mode="disadvantage"',)
+
+
+def test_an_answer_part_carries_success_and_the_tier_and_nothing_else_of_the_record() -> None:
+    """Issue 28: compact answer parts; ``every_answer_attr`` still has the whole record."""
+    from engine import answer_attrs, every_answer_attr
+
+    _, _, record, answer = _one("sum-2d6", 'skill="climb" dc="9"')
+    assert answer_attrs(answer) == [
+        ("ok", "true"), ("text", "Ada: Climb 2d6+6 → 5+6+6 = 17 vs 9: Critical success."),
+        ("success", "true"), ("outcome", "Critical success")]
+    full = dict(every_answer_attr(answer))
+    assert full["rolls"] == "5,6" and set(full) == {"ok", "text", *(k.lower() for k in record)}
