@@ -305,8 +305,8 @@ class _Reader:
         kind, text, start, end = token
         if kind in ("BARE", "NUMBER_BARE"):
             value = text
-        elif kind in _OPEN_VALUES:
-            value = text[1:]
+        elif kind in _OPEN_VALUES:  # up to the tag's "]", trailing white space left out
+            value = text[1:].rstrip()
         else:
             value = text[1:-1]
             if kind == "DQ_STRING" and "\\" in value:

@@ -444,7 +444,7 @@ def skill_check(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[S
 # used (CHK-TAG-20), but named in the answer (issue 28).
 _WRITTEN_RESULTS = ("result", "outcome", "success", "critical", "dc_met", "rolls", "roll",
                     "total", "net", "successes")
-_LEADING_NUMBER = re.compile(r"\s*([+-]?\d{1,6})\b\s*(.*?)\s*", re.DOTALL)
+_LEADING_NUMBER = re.compile(r"\s*([+-]?\d{1,6})\b(.*)", re.DOTALL)
 _MODES = ("advantage", "disadvantage")
 
 
@@ -467,7 +467,7 @@ def _as_meant(attrs: dict[str, str]) -> tuple[str, ...]:
         if leading is not None:
             attrs["dc"] = leading.group(1)
             notes.append(f'read dc="{_shown(dc)}" as dc="{leading.group(1)}"; ignored '
-                         f'"{_shown(leading.group(2))}"')
+                         f'"{_shown(leading.group(2).strip())}"')
     mode = attrs.get("mode")
     if mode is not None:
         words = mode.strip().lower().split()

@@ -227,6 +227,12 @@ TOLERATED: list[tuple[str, str, Pairs, list[str]]] = [
         ["single-quotes", "unclosed-quote"],
     ),
     (
+        "an unclosed single quote leaves out the space before the ]",
+        "[inventory: item='Rope  ]",
+        (("item", "Rope"),),
+        ["unclosed-quote"],
+    ),
+    (
         "a curly single quote that never closes ends at the ]",
         "[inventory: who=‘Ada’s axe]",
         (("who", "Ada’s axe"),),

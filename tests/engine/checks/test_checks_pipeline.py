@@ -567,3 +567,10 @@ def test_an_answer_part_carries_success_and_the_tier_and_nothing_else_of_the_rec
         ("success", "true"), ("outcome", "Critical success")]
     full = dict(every_answer_attr(answer))
     assert full["rolls"] == "5,6" and set(full) == {"ok", "text", *(k.lower() for k in record)}
+
+
+def test_a_long_dc_with_trailing_words_is_read_in_linear_time() -> None:
+    """Nothing a model writes makes the engine work without bound: a leading number
+    followed by a long run of white space and words is read at once."""
+    _, _, record, answer = _one("sum-2d6", 'skill="climb" dc="9' + " " * 50_000 + 'x y"')
+    assert record["dc"] == 9 and answer.notes[0].endswith('ignored "x y"')
