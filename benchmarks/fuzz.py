@@ -51,7 +51,12 @@ TOKENS = ["[", "]", '"', "'", "“", "”", "|", ":", "=", "\\", "\n", "\r", "\x
           "\ufffd", "[inventory:", "[loot:", "[place:", "[skill_check:", "[sheet:",
           'action="add"', 'action="pay"', 'action="buy"', 'item="', 'count="', 'amount="',
           'who="', "999999d999999", "1e400", "-1", "0", "99999999999999999999", "NaN",
-          'ok="true"', "text=", "{", "}", "[[", "]]", "\u202e", "\ud800", " " * 50]
+          'ok="true"', "text=", "{", "}", "[[", "]]", "\u202e", "\ud800", " " * 50,
+          # what models write besides (issue 28): words without a key, numbers before prose,
+          # open single quotes, markdown escapes, lists, the template, written results
+          "\\]", "\\[", " add ", " remove ", " advantage", "dc=14 with advantage", "dc=",
+          "count=3 ", "item='", "‘", 'items="', ", ", ",", 'action="add | remove"',
+          'result="success"', 'rolls="11"']
 
 
 class Report:

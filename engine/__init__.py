@@ -3,7 +3,7 @@
 Pure: no file, clock, socket or environment access. ``replay`` does the I/O.
 """
 
-from .answers import Answer, answer_attrs
+from .answers import Answer, answer_attrs, every_answer_attr
 from .apply import HANDLERS, apply_reply
 from .context import TurnContext
 from .dice import DiceExpr, DiceRoll, Stream, parse_dice, roll
@@ -19,6 +19,6 @@ __all__ = [
     "ENGINE_VERSION", "HANDLERS", "Answer", "CatalogItem", "Character", "DiceExpr", "DiceRoll",
     "Game", "PartyError", "Place", "Problem", "Ruleset", "RulesetError", "Stack", "State",
     "Stream", "TurnContext", "answer_attrs", "apply_reply", "describe_bag", "describe_stack",
-    "load_ruleset", "parse_dice", "purse_summary", "roll", "ruleset_coins", "ruleset_items",
-    "start_state",
+    "every_answer_attr", "load_ruleset", "parse_dice", "purse_summary", "roll", "ruleset_coins",
+    "ruleset_items", "start_state",
 ]

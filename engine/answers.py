@@ -78,15 +78,41 @@ def _attr_text(value: JsonValue) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-def answer_attrs(answer: Answer) -> list[tuple[str, str]]:
-    """The answer part of an answered tag: ``ok``, ``reason``, ``text``, then the record.
+# The few record values an answer part carries besides ok, reason and text: the results a GM
+# acts on that a program reading the chat wants as values (issue 28). Every earlier answered
+# tag is sent back to the model on each turn, so the answer part says no more than that; the
+# whole record stays in the replay JSON.
+RESULTS: dict[str, tuple[str, ...]] = {"skill_check": ("success", "outcome")}
 
-    Tag attribute names are case-insensitive and written lower case (tags.lark), so a record
-    key such as ``darkHighest`` (checks.md Appendix B) is written ``darkhighest``.
-    """
+
+def _status(answer: Answer) -> list[tuple[str, str]]:
     attrs = [("ok", _attr_text(answer.ok))]
     if answer.reason is not None:
         attrs.append(("reason", answer.reason))
     attrs.append(("text", answer.text))
+    return attrs
+
+
+def answer_attrs(answer: Answer) -> list[tuple[str, str]]:
+    """The answer part of an answered tag: ``ok``, ``reason`` (when refused), ``text``, then
+    the scalar :data:`RESULTS` of its kind that the record has — never a null, never JSON."""
+    attrs = _status(answer)
+    for key in RESULTS.get(answer.tag.kind, ()):
+        value = answer.record.get(key)
+        if isinstance(value, bool | int | float | str):
+            attrs.append((key, _attr_text(value)))
+    return attrs
+
+
+def every_answer_attr(answer: Answer) -> list[tuple[str, str]]:
+    """Every attribute an answer part may carry: ``ok``, ``reason``, ``text``, then the whole
+    record as answer parts were written before issue 28 (lists of numbers joined by commas,
+    other nested values as JSON, none as ``null``), so that ``gmtags regress`` can compare any
+    attribute an old or a new recording has.
+
+    Tag attribute names are case-insensitive and written lower case (tags.lark), so a record
+    key such as ``darkHighest`` (checks.md Appendix B) is written ``darkhighest``.
+    """
+    attrs = _status(answer)
     attrs.extend((key.lower(), _attr_text(value)) for key, value in answer.record.items())
     return attrs

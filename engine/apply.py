@@ -59,16 +59,16 @@ ACTION_ATTRIBUTE = {"inventory": "action", "sheet": "op"}
 # Attributes only the engine writes (results): ignored when a model writes them in a request.
 ENGINE_ONLY = frozenset({
     "ok", "reason", "text", "outcome", "rolls", "total", "success", "price", "dc_met",
-    "net", "successes", "critical", "record",
+    "net", "successes", "critical", "record", "result", "roll",
 })
 
 # The attributes each (kind, action) reads; anything else is ignored and reported.
 READS: dict[tuple[str, str | None], frozenset[str]] = {
     ("inventory", "add"): frozenset({
-        "action", "item", "count", "who", "like", "category", "rarity", "tags", "stats",
-        "slots", "binds", "worn", "carried", "summary",
+        "action", "item", "items", "count", "who", "like", "category", "rarity", "tags",
+        "stats", "slots", "binds", "worn", "carried", "summary",
     }),
-    ("inventory", "remove"): frozenset({"action", "item", "count", "who"}),
+    ("inventory", "remove"): frozenset({"action", "item", "items", "count", "who"}),
     ("inventory", "pay"): frozenset({"action", "amount", "who"}),
     ("inventory", "earn"): frozenset({"action", "amount", "who"}),
     ("inventory", "set"): frozenset({"action", "item", "count", "who"}),
@@ -97,7 +97,25 @@ def _key(tag: Tag) -> tuple[str, str | None]:
     attribute = ACTION_ATTRIBUTE.get(tag.kind)
     if attribute is None:
         return (tag.kind, None)
-    return (tag.kind, (tag.get(attribute) or "").strip().lower())
+    action = (tag.get(attribute) or "").strip().lower()
+    if not action and tag.kind == "inventory" and tag.get("items") is not None:
+        return ("inventory", "add")  # issue 28: [inventory: items="Bronze Key, Map"] adds them
+    return (tag.kind, action)
+
+
+def _unknown_action(tag: Tag, kind: str, attribute: str, action: str) -> Answer:
+    """An action that does not exist, or the instructions' template copied as it stands
+    (``action="add | remove"``, issue 28): refused, saying which and what to write."""
+    known = KNOWN_ACTIONS[kind]
+    choices = [part.strip() for part in action.replace("/", "|").split("|")]
+    if len(choices) > 1 and all(choice in known for choice in choices):
+        return refused(tag, reasons.UNKNOWN_ACTION,
+                       f'{attribute}="{action[:40]}" is the template, not an {attribute}: write '
+                       f'one of them, e.g. [{kind}: {attribute}="{choices[0]}" ...] with real '
+                       "values; nothing was done.")
+    return refused(tag, reasons.UNKNOWN_ACTION,
+                   f'{attribute}="{action[:40]}" is not an {attribute} of [{kind}:] '
+                   f"(use one of: {', '.join(sorted(known))}).")
 
 
 def _notes(tag: Tag, key: tuple[str, str | None]) -> tuple[str, ...]:
@@ -125,10 +143,7 @@ def answer_tag(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[St
         kind, action = key
         attribute = ACTION_ATTRIBUTE.get(kind)
         if attribute is not None and action not in KNOWN_ACTIONS.get(kind, frozenset()):
-            known = ", ".join(sorted(KNOWN_ACTIONS[kind]))
-            return state, refused(tag, reasons.UNKNOWN_ACTION,
-                                  f'{attribute}="{(action or "")[:40]}" is not an {attribute} of '
-                                  f"[{kind}:] (use one of: {known}).")
+            return state, _unknown_action(tag, kind, attribute, action or "")
         what = f"{kind} {attribute}={action!s}" if attribute else kind
         return state, refused(tag, reasons.UNSUPPORTED,
                               f"[{what}] is not answered by this version of gmtags; "

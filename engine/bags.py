@@ -20,6 +20,7 @@ from .state import Character, InventedItem, Stack, State
 from .trusted import trusted
 
 MAX_COUNT = 1_000_000  # the most one tag may add or remove at once
+MAX_LISTED = 20  # issue 28: the most things one tag's item= list may name
 NEW_STACK = dict(Stack(name="-", count=1).__dict__)  # a new stack's fields: the defaults
 
 
@@ -276,10 +277,69 @@ def add_thing(game: Game, state: State, tag: Tag, thing: Thing, count: int,
                                record)
 
 
+def item_value(tag: Tag) -> str:
+    """What ``item=`` (else ``items=``, issue 28) names, trimmed."""
+    return (tag.get("item") or tag.get("items") or "").strip()
+
+
+def _held_by_name(holders: Iterable[Character], name: str) -> bool:
+    """Whether a bag of ``holders`` carries a plain item of this name (any case)."""
+    wanted = ("name", name.casefold())
+    return any(c.bag[i].plain for c in holders for i in bag_index(c.bag).get(wanted, ()))
+
+
+def named_things(game: Game, state: State, value: str,
+                 holders: Iterable[Character]) -> list[str]:
+    """ITM-NAME-1, issue 28: the names an ``item=`` value lists. A comma list names each thing,
+    except that commas inside the label of a ruleset item (or an invented item, or a coin) or
+    the name of a plain item in a bag of ``holders`` are part of that name: "Lantern, hooded"
+    stays one item. Parts are joined into such names longest first, from the left."""
+    if "," not in value:
+        return [value]
+    parts = [part.strip() for part in value.split(",")]
+    parts = [part for part in parts if part]
+    if len(parts) > MAX_LISTED:
+        return parts  # refused by the caller, before any name is looked up
+    carried = list(holders)
+
+    def known(name: str) -> bool:
+        return find_thing(game, name, state) is not None or _held_by_name(carried, name)
+
+    names: list[str] = []
+    at = 0
+    while at < len(parts):
+        end = next((end for end in range(len(parts), at + 1, -1)
+                    if known(", ".join(parts[at:end]))), at + 1)
+        names.append(", ".join(parts[at:end]))
+        at = end
+    return names
+
+
+def each_thing(state: State, tag: Tag, names: list[str], verb: str,
+               one: Callable[[State, str], tuple[State, Answer]]) -> tuple[State, Answer]:
+    """Issue 28: one answer for a tag that lists several things, each done by ``one`` in
+    turn: all of them, or nothing (the first refusal, with the state unchanged)."""
+    if len(names) > MAX_LISTED:
+        return state, refused(tag, reasons.TOO_MANY_THINGS,
+                              f"One tag lists at most {MAX_LISTED} things; nothing was {verb}.")
+    now = state
+    answers: list[Answer] = []
+    for name in names:
+        now, answer = one(now, name)
+        if not answer.ok:
+            assert answer.reason is not None
+            return state, refused(tag, answer.reason,
+                                  f"{answer.text} Nothing in the list was {verb}.")
+        answers.append(answer)
+    return now, accepted(tag, " ".join(answer.text for answer in answers),
+                         {"items": [answer.record for answer in answers]})
+
+
 def add(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, Answer]:
     """``[inventory: action="add" item=... count=... who=...]`` (ITM-NAME-*, ITM-FREE-*,
-    ITM-CARRY-5..8); an add that describes a new item is a proposal (ITM-PROP-*)."""
-    name = (tag.get("item") or "").strip()
+    ITM-CARRY-5..8); an add that describes a new item is a proposal (ITM-PROP-*). A comma list
+    in ``item=`` or ``items=`` adds each thing (issue 28)."""
+    name = item_value(tag)
     if not name:
         return state, refused(tag, reasons.MISSING_ATTRIBUTE,
                               'Say what to add: [inventory: action="add" item="<name>"].')
@@ -289,20 +349,35 @@ def add(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, An
     who = resolve_who_or_shared(state, tag)
     if isinstance(who, Answer):
         return state, who
+    from .invent import is_proposal  # invent builds on bags: imported when used
+
+    if is_proposal(tag):  # a proposal describes one item, whatever its name holds
+        return _add_one(game, state, tag, name, count, who, proposal=True)
+    holders = state.characters if who is None else (state.characters[who],)
+    names = named_things(game, state, name, holders)
+    if len(names) == 1:
+        return _add_one(game, state, tag, names[0], count, who)
+    return each_thing(state, tag, names, "added",
+                      lambda now, one: _add_one(game, now, tag, one, count, who))
+
+
+def _add_one(game: Game, state: State, tag: Tag, name: str, count: int, who: int | None,
+             proposal: bool = False) -> tuple[State, Answer]:
+    """Add ``count`` of one named thing (ITM-NAME-1..3, ITM-SVC-3, ITM-FREE-4/5), or the
+    item the tag describes (ITM-PROP-*)."""
     thing = find_thing(game, name, state)
     if thing is not None and thing.service:  # ITM-SVC-3
         return state, refused(tag, reasons.SERVICE,
                               f"{thing.name} is a service: it is bought, never carried.")
-    from .invent import is_proposal, propose  # invent builds on bags: imported when used
+    if proposal:
+        from .invent import propose  # invent builds on bags: imported when used
 
-    if is_proposal(tag):
         return propose(game, state, tag, name, count, who, thing)
     if thing is None:
         thing = Thing(name[:200], None, None, DEFAULT_STACK)
         block = game.ruleset.items
-        held = any(c.bag[i].plain
-                   for c in state.characters if who is None or c is state.characters[who]
-                   for i in bag_index(c.bag).get(("name", name.casefold()), ()))
+        holders = state.characters if who is None else (state.characters[who],)
+        held = _held_by_name(holders, name)
         if block is not None and not block.native and not held:  # ITM-FREE-4, ITM-FREE-5
             return state, refused(tag, reasons.NOT_RULESET_ITEM,
                                   f'"{name[:80]}" is not an item of this ruleset.')
@@ -405,8 +480,9 @@ def take_from_bag(character: Character, thing: Thing | None, name: str, count: i
 
 
 def remove(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, Answer]:
-    """``[inventory: action="remove" item=... count=... who=...]``: all of it, or nothing."""
-    name = (tag.get("item") or "").strip()
+    """``[inventory: action="remove" item=... count=... who=...]``: all of it, or nothing. A
+    comma list in ``item=`` or ``items=`` removes each thing, all or nothing (issue 28)."""
+    name = item_value(tag)
     if not name:
         return state, refused(tag, reasons.MISSING_ATTRIBUTE,
                               'Say what to remove: [inventory: action="remove" item="<name>"].')
@@ -416,6 +492,16 @@ def remove(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State,
     who = resolve_who(state, tag)
     if isinstance(who, Answer):
         return state, who
+    names = named_things(game, state, name, (state.characters[who],))
+    if len(names) == 1:
+        return _remove_one(game, state, tag, names[0], count, who)
+    return each_thing(state, tag, names, "removed",
+                      lambda now, one: _remove_one(game, now, tag, one, count, who))
+
+
+def _remove_one(game: Game, state: State, tag: Tag, name: str, count: int,
+                who: int) -> tuple[State, Answer]:
+    """Remove ``count`` of one named thing from ``who``'s bag, or nothing (ITM-BIND-3)."""
     character = state.characters[who]
     thing = find_thing(game, name, state)
     label = thing.name if thing is not None else name[:200]

@@ -16,6 +16,7 @@ NOT_HELD = "not-held"  # engine: remove of something the bag does not hold
 NOT_ENOUGH = "not-enough"  # engine: remove of more than the bag holds (all or nothing)
 TOO_MANY_STACKS = "too-many-stacks"  # engine, OQ-4: more stacks than one bag takes
 TOO_MANY_TAGS = "too-many-tags"  # engine: past MAX_TAGS_PER_REPLY tags in one reply
+TOO_MANY_THINGS = "too-many-things"  # engine, issue 28: an item= list of over MAX_LISTED things
 NOTHING_CARRIED = "nothing-carried"  # ITM-CARRY-7: nobody could carry any of it
 CANNOT_AFFORD = "cannot-afford"  # ITM-PAY-7, ITM-BUY-14
 UNKNOWN_COIN = "unknown-coin"  # ITM-PAY-8, ITM-EARN-3

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import tagparse
-from engine import Answer, Game, State, TurnContext, answer_attrs, apply_reply
+from engine import Answer, Game, State, TurnContext, apply_reply, every_answer_attr
 from engine.events import apply_event
 from engine.session import start_session
 
@@ -132,6 +132,6 @@ def fold_reply(game: Game, state: State, index: int, message: Message, ctx: Turn
     differs = False
     for tag, answer in zip(scanned.tags, replied, strict=True):
         if tag.answer is not None and tag.malformed is None:
-            now = dict(answer_attrs(answer))
+            now = dict(every_answer_attr(answer))
             differs = differs or any(now.get(key) != value for key, value in tag.answer)
     return state, differs

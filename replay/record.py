@@ -11,7 +11,6 @@ every byte outside the answered tags kept (``replay/formats/write_*``).
 from __future__ import annotations
 
 import codecs
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -23,7 +22,6 @@ from .formats import decode, parse_transcript, write_gmtags, write_openai, write
 from .formats.write_json import Edit, MessageEdits
 from .transcript import Message, Transcript
 
-ATTRIBUTE_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 WRITERS: dict[str, Callable[[str, dict[int, MessageEdits]], str]] = {
     "gmtags": write_gmtags.write,
     "sillytavern": write_sillytavern.write,
@@ -58,7 +56,6 @@ class Recording:
     result: ReplayResult
     answered: int  # tags answered inline
     messages: int  # messages rewritten
-    unwritable: tuple[str, ...] = ()  # record keys no answered tag could carry
 
 
 def read_source(data: bytes, name: str = "<input>") -> Source:
@@ -86,23 +83,13 @@ def answered_tags(transcript: Transcript, result: ReplayResult) -> Iterator[Answ
             yield AnsweredTag(index, message.source_line, tag, answer)
 
 
-def answer_pairs(answer: Answer) -> tuple[tuple[str, str], ...]:
-    """The answer attributes a tag can carry: ``engine.answer_attrs`` without any record key
-    that is not a tag attribute name (``[a-z_][a-z0-9_]*``), which could not be read back."""
-    return tuple((key, value) for key, value in answer_attrs(answer)
-                 if ATTRIBUTE_NAME.fullmatch(key))
-
-
-def unwritable_keys(answer: Answer) -> list[str]:
-    """Record keys left out of the answered tag because the tag syntax cannot carry them."""
-    return [key for key, _ in answer_attrs(answer) if not ATTRIBUTE_NAME.fullmatch(key)]
-
-
 def answered_form(tag: tagparse.Tag, answer: Answer) -> str | None:
-    """The answered tag ``[kind: request | answer]``, or None for a malformed tag."""
+    """The answered tag ``[kind: request | answer]`` with the compact answer part of
+    ``engine.answer_attrs`` (the whole record stays in the replay JSON), or None for a
+    malformed tag."""
     if tag.malformed is not None:
         return None
-    return tagparse.render(tag.kind, tag.attrs, answer_pairs(answer))
+    return tagparse.render(tag.kind, tag.attrs, answer_attrs(answer))
 
 
 def message_edits(transcript: Transcript,
@@ -136,6 +123,4 @@ def record(game: Game, source: Source, state: State) -> Recording:
         result=result,
         answered=sum(1 for item in answered if item.tag.malformed is None),
         messages=len(changes),
-        unwritable=tuple(sorted({key for item in answered
-                                 for key in unwritable_keys(item.answer)})),
     )

@@ -150,9 +150,6 @@ def record_command(chat: str, ruleset: str, party: str | None, output: str) -> N
     write_output(output, recording.data)
     click.echo(f"{chat}: {recording.answered} tag(s) answered in {recording.messages} "
                "message(s)", err=True)
-    if recording.unwritable:
-        click.echo(f"{chat}: answer keys left out (not tag attribute names): "
-                   f"{', '.join(recording.unwritable)}", err=True)
 
 
 @click.command(name="regress")
@@ -163,7 +160,8 @@ def record_command(chat: str, ruleset: str, party: str | None, output: str) -> N
               help="The party of every chat (with --ruleset).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
-@click.option("--update", is_flag=True, help="Re-record the chats whose answers differ.")
+@click.option("--update", is_flag=True,
+              help="Re-record the chats whose answers differ or are written in an older form.")
 @click.option("--strict", is_flag=True, help="Count tags without a recorded answer as differences.")
 @click.option("--html", "html_out", type=click.Path(dir_okay=False),
               help="Also write the differences side by side as a self-contained HTML page.")
@@ -189,9 +187,11 @@ def regress_command(paths: tuple[str, ...], ruleset: str | None, party: str | No
             continue
         report = regress(str(chat.path), game, source, state)
         reports.append(report)
-        if update and report.failed(strict=True):
-            chat.path.write_bytes(record(game, source, state).data)
-            updated.append(str(chat.path))
+        if update:  # an older recording (whole records inline) is re-recorded too
+            data = record(game, source, state).data
+            if data != chat.path.read_bytes():
+                chat.path.write_bytes(data)
+                updated.append(str(chat.path))
     if fmt == "json":
         click.echo(json.dumps(_summary_json(reports, updated, strict), ensure_ascii=False,
                               indent=2))

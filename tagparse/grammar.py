@@ -28,6 +28,20 @@ def _kinds(grammar: str) -> frozenset[str]:
 TAG_KINDS: Final[frozenset[str]] = _kinds(GRAMMAR)
 
 
+def _positional(grammar: str) -> dict[str, str]:
+    """Per tag name, the key that words written without "key=" fill: the grammar's
+    ``// POSITIONAL:`` line (tags.lark, TOLERATED)."""
+    line = re.search(r"^// POSITIONAL:(.*)$", grammar, re.MULTILINE)
+    if line is None:
+        raise RuntimeError("tags.lark has no POSITIONAL line")
+    keys = dict(re.findall(r"([a-z_]+)=([a-z_]+)", line.group(1)))
+    assert set(keys) <= TAG_KINDS, keys
+    return keys
+
+
+POSITIONAL: Final[dict[str, str]] = _positional(GRAMMAR)
+
+
 @cache
 def parser() -> Lark:
     """The Lark parser for one tag span, built once per process (cached on disk by Lark)."""

@@ -25,7 +25,7 @@ from lark import Token, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from tagparse.canonical import UNESCAPES, Pairs
-from tagparse.grammar import parser
+from tagparse.grammar import POSITIONAL, parser
 
 Span = tuple[int, int, str, str]
 """A diagnostic relative to the start of the tag: (start, end, code, message)."""
@@ -33,12 +33,20 @@ Span = tuple[int, int, str, str]
 Lexeme = tuple[str, str, int, int]
 """One token of a span: (terminal name, text, start, end); ignored white space is not one."""
 
-_VALUES: Final = frozenset({"DQ_STRING", "CDQ_STRING", "SQ_STRING", "CSQ_STRING", "BARE"})
+_VALUES: Final = frozenset({
+    "DQ_STRING", "CDQ_STRING", "SQ_STRING", "CSQ_STRING", "SQ_OPEN", "CSQ_OPEN", "BARE",
+    "NUMBER_BARE",
+})
+_KEYS: Final = frozenset({"KEY", "NUMBER_KEY"})
+# The tokens a canonical tag has one space before.
+_SPACED: Final = frozenset({"KEY", "NUMBER_KEY", "WORDS", "BAR"})
 _QUOTES: Final = "\"“'‘"
 _WANTED: Final[dict[str, str]] = {
     "KIND": "a tag name",
     "COLON": '":"',
     "KEY": "an attribute name",
+    "NUMBER_KEY": "an attribute name",
+    "WORDS": "an attribute name",
     "EQ": '"="',
     "BAR": '"|"',
     "CLOSE": '"]"',
@@ -52,8 +60,13 @@ _VALUE_REPAIRS: Final[dict[str, tuple[str, str]]] = {
     "CDQ_STRING": ("curly-quotes", "used curly quotes"),
     "CSQ_STRING": ("curly-quotes", "used curly single quotes"),
     "SQ_STRING": ("single-quotes", "used single quotes"),
+    "SQ_OPEN": ("unclosed-quote", 'has a quote that never closes before "]"'),
+    "CSQ_OPEN": ("unclosed-quote", 'has a quote that never closes before "]"'),
     "BARE": ("bare-value", "was not quoted"),
+    "NUMBER_BARE": ("bare-value", "was not quoted"),
 }
+# The value spellings whose text has an opening quote and no closing one.
+_OPEN_VALUES: Final = frozenset({"SQ_OPEN", "CSQ_OPEN"})
 
 
 class Reading(NamedTuple):
@@ -106,24 +119,32 @@ def read_with_grammar(span: str) -> Reading:
 
 # The parser states of one tag (tags.lark ``start``) and the terminals each one accepts; ignored
 # white space (WS) may come before any of them. Where two terminals could match the same text
-# (KEY and BARE, say) they are never accepted in the same state, so the order of the
-# alternatives does not matter, as in Lark's contextual lexer.
-_OPEN, _KIND, _COLON, _REQUEST, _EQ, _VALUE, _AFTER_VALUE, _AFTER_COMMA, _ANSWER = range(9)
+# (KEY, NUMBER_KEY and WORDS; SQ_STRING and SQ_OPEN; BARE and NUMBER_BARE) they are written
+# so that no text matches two of them, or they are never accepted in the same state, so the
+# order of the alternatives does not matter, as in Lark's contextual lexer.
+(_OPEN, _KIND, _COLON, _REQUEST, _EQ, _NUMBER_EQ, _VALUE, _NUMBER_VALUE, _AFTER_VALUE,
+ _AFTER_COMMA, _ANSWER) = range(11)
+_QUOTED: Final = ("DQ_STRING", "CDQ_STRING", "SQ_STRING", "CSQ_STRING", "SQ_OPEN", "CSQ_OPEN")
 _ACCEPTS: Final[dict[int, tuple[str, ...]]] = {
     _OPEN: ("OPEN",),
     _KIND: ("KIND",),
     _COLON: ("COLON",),
-    _REQUEST: ("KEY", "BAR", "CLOSE"),
+    _REQUEST: ("KEY", "NUMBER_KEY", "WORDS", "BAR", "CLOSE"),
     _EQ: ("EQ",),
-    _VALUE: ("DQ_STRING", "CDQ_STRING", "SQ_STRING", "CSQ_STRING", "BARE"),
-    _AFTER_VALUE: ("COMMA", "KEY", "BAR", "CLOSE"),
-    _AFTER_COMMA: ("KEY",),
-    _ANSWER: ("KEY", "CLOSE"),
+    _NUMBER_EQ: ("EQ",),
+    _VALUE: (*_QUOTED, "BARE"),
+    _NUMBER_VALUE: (*_QUOTED, "NUMBER_BARE"),
+    _AFTER_VALUE: ("COMMA", "KEY", "NUMBER_KEY", "WORDS", "BAR", "CLOSE"),
+    _AFTER_COMMA: ("KEY", "NUMBER_KEY", "WORDS"),
+    _ANSWER: ("KEY", "NUMBER_KEY", "WORDS", "CLOSE"),
 }
 _NEXT: Final[dict[str, int]] = {
-    "OPEN": _KIND, "KIND": _COLON, "COLON": _REQUEST, "KEY": _EQ, "EQ": _VALUE,
-    "COMMA": _AFTER_COMMA, "BAR": _ANSWER, **{name: _AFTER_VALUE for name in _VALUES},
+    "OPEN": _KIND, "KIND": _COLON, "COLON": _REQUEST, "KEY": _EQ, "NUMBER_KEY": _NUMBER_EQ,
+    "COMMA": _AFTER_COMMA, "BAR": _ANSWER, "WORDS": _AFTER_VALUE,
+    **{name: _AFTER_VALUE for name in _VALUES},
 }  # fmt: skip
+# "=" is followed by the kind of value its key takes.
+_VALUE_AFTER: Final[dict[int, int]] = {_EQ: _VALUE, _NUMBER_EQ: _NUMBER_VALUE}
 
 
 @cache
@@ -163,7 +184,7 @@ def tokenize(span: str) -> list[Lexeme] | None:
             if answered:
                 return None  # a second "|": the grammar refuses the span
             answered = True
-        state = _NEXT[name]
+        state = _VALUE_AFTER[state] if name == "EQ" else _NEXT[name]
 
 
 # --- errors from the grammar ------------------------------------------------------------------
@@ -213,29 +234,32 @@ class _Reader:
         self.diagnostics.append((start, end, code, message))
 
     def read(self, tokens: list[Lexeme]) -> Reading:
-        """``tokens``: OPEN KIND COLON, (KEY EQ value COMMA?)*, (BAR (KEY EQ value COMMA?)*)?,
+        """``tokens``: OPEN KIND COLON, ((KEY EQ value | WORDS) COMMA?)*, (BAR (the same)*)?,
         CLOSE, as tags.lark ``start`` spells them."""
         kind = self._name(tokens[1], "tag name")
-        attrs: Pairs = ()
+        sections: list[Pairs] = []
         pairs: dict[str, str] = {}
-        answered = False
+        words: list[tuple[int, Lexeme]] = []  # words without a key, and where they stood
         index = 3
         while index < len(tokens):
-            name = tokens[index][0]
-            if name == "KEY":
-                self._attribute(pairs, tokens[index], tokens[index + 2])
+            token = tokens[index]
+            name = token[0]
+            if name in _KEYS:
+                self._attribute(pairs, token, tokens[index + 2])
                 index += 3
                 continue
-            if name == "BAR":
-                attrs, pairs, answered = tuple(pairs.items()), {}, True
+            if name == "WORDS":
+                words.append((len(pairs), token))
+            elif name in ("BAR", "CLOSE"):
+                sections.append(self._with_words(kind, pairs, words))
+                pairs, words = {}, []
+                if token[1] != "]" and name == "CLOSE":
+                    self.note(token[2], token[3], "markdown-escape",
+                              'tag closed with "\\]" (a markdown escape); read as "]"')
             index += 1
-        answer: Pairs | None = None
-        if answered:
-            answer = tuple(pairs.items())
-        else:
-            attrs = tuple(pairs.items())
         self._layout(tokens)
-        return Reading(kind, attrs, answer, None, tuple(sorted(self.diagnostics)))
+        answer = sections[1] if len(sections) > 1 else None
+        return Reading(kind, sections[0], answer, None, tuple(sorted(self.diagnostics)))
 
     def _name(self, token: Lexeme, what: str) -> str:
         _, name, start, end = token
@@ -258,10 +282,31 @@ class _Reader:
         else:
             pairs[key] = value
 
+    def _with_words(self, kind: str, pairs: dict[str, str],
+                    words: list[tuple[int, Lexeme]]) -> Pairs:
+        """A section's attributes with its words without a key: the first run of them is the
+        value of the tag name's positional key, where it stood, unless the section gives that
+        key itself (tags.lark, TOLERATED); the others are reported and ignored."""
+        key = POSITIONAL.get(kind)
+        attrs = tuple(pairs.items())
+        for at, (_, text, start, end) in words:
+            if key is None:
+                message = f"{_show(text)} has no key and [{kind}:] reads none; ignored"
+            elif key in pairs:
+                message = f"{_show(text)} has no key; ignored, as {key}= is given"
+            else:
+                pairs[key] = text
+                attrs = (*attrs[:at], (key, text), *attrs[at:])
+                message = f"{_show(text)} has no key; read as {key}={_show(text)}"
+            self.note(start, end, "bare-word", message)
+        return attrs
+
     def _value(self, key: str, token: Lexeme) -> str:
         kind, text, start, end = token
-        if kind == "BARE":
+        if kind in ("BARE", "NUMBER_BARE"):
             value = text
+        elif kind in _OPEN_VALUES:  # up to the tag's "]", trailing white space left out
+            value = text[1:].rstrip()
         else:
             value = text[1:-1]
             if kind == "DQ_STRING" and "\\" in value:
@@ -305,7 +350,7 @@ class _Reader:
             gap = span[gap_start:gap_end]
             if "\n" in gap or "\r" in gap:
                 breaks.append((gap_start, gap_end))
-            elif gap != (" " if kind in ("KEY", "BAR") else ""):
+            elif gap != (" " if kind in _SPACED else ""):
                 spaces.append((gap_start, gap_end))
             if kind == "COMMA":
                 commas.append((gap_end, after_end))

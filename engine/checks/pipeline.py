@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -270,11 +271,14 @@ class Checked:
 
 
 def roll_check(game: Game, state: State, who: int, attrs: Mapping[str, str],
-               ctx: TurnContext, purpose: str = "skill_check") -> tuple[State, Checked]:
+               ctx: TurnContext, purpose: str = "skill_check",
+               written: str | None = None) -> tuple[State, Checked]:
     """Roll one check for ``state.characters[who]`` (CHK-GEN-A1..A8): ``attrs`` are the tag
     attributes in lower case (``skill=``/``save=``/``ability=``, ``dc=``, ``bonus=``, ...);
-    the dice come from ``ctx.stream(purpose, ...)``. Returns the state after any payment
-    (the same object when nothing was paid) and the result; never raises on bad input."""
+    the dice come from ``ctx.stream(purpose, ...)``; ``written`` is a result the GM wrote
+    itself (``result="success"``), which the sentence says was not used. Returns the state
+    after any payment (the same object when nothing was paid) and the result; never raises
+    on bad input."""
     res = game.ruleset.resolution
     if res is None:
         return state, Checked(False, "This ruleset declares no resolution, so it has no checks.",
@@ -340,7 +344,11 @@ def roll_check(game: Game, state: State, who: int, attrs: Mapping[str, str],
     word = outcome.label if outcome is not None else ("success" if success else "failure")
     if critical is not None and outcome is None:
         word = f"critical {word}"
-    text = f"{character.name}: {label} {rolled.shown}: {word}."
+    if written is None:
+        text = f"{character.name}: {label} {rolled.shown}: {word}."
+    else:  # CHK-TAG-20: the engine rolls; the GM is told so, and what to narrate (issue 28)
+        text = (f"{character.name}: {label}. You wrote {written}; the engine rolled "
+                f"{rolled.shown}: {word}. Narrate the {word[:1].lower()}{word[1:]}.")
     notices = list(rolled.notices) + bought.notices
     if outcome is not None and outcome.text:
         notices.append(outcome.text)  # CHK-OUT-21
@@ -425,7 +433,49 @@ def skill_check(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[S
     attrs: dict[str, str] = {}
     for key, value in tag.attrs:  # the reader gives names in lower case (upgradeOwn=)
         attrs.setdefault(key.lower(), value)
-    new_state, checked = roll_check(game, state, found, attrs, ctx)
+    notes = _as_meant(attrs)
+    new_state, checked = roll_check(game, state, found, attrs, ctx, written=_written(attrs))
     if not checked.ok and checked.reason is not None:
-        return state, refused(tag, checked.reason, checked.text)
-    return new_state, accepted(tag, checked.text, checked.record)
+        return state, refused(tag, checked.reason, checked.text, notes=notes)
+    return new_state, accepted(tag, checked.text, checked.record, notes)
+
+
+# What a GM writes as the result of a check it asks for, the verdict before the dice: never
+# used (CHK-TAG-20), but named in the answer (issue 28).
+_WRITTEN_RESULTS = ("result", "outcome", "success", "critical", "dc_met", "rolls", "roll",
+                    "total", "net", "successes")
+_LEADING_NUMBER = re.compile(r"\s*([+-]?\d{1,6})\b(.*)", re.DOTALL)
+_MODES = ("advantage", "disadvantage")
+
+
+def _written(attrs: Mapping[str, str]) -> str | None:
+    """The first result the GM wrote itself, as it wrote it (``result="success"``)."""
+    key = next((key for key in _WRITTEN_RESULTS if key in attrs), None)
+    return None if key is None else f'{key}="{_shown(attrs[key])}"'
+
+
+def _as_meant(attrs: dict[str, str]) -> tuple[str, ...]:
+    """Read ``dc=`` and ``mode=`` as the GM meant them (issue 28), in place; the notes say
+    what was read so. A ``dc=`` that starts with a whole number is that number, the rest
+    ignored (``dc="15 (hard)"``; anything else is no dc, OQ-CHK-16); ``mode="with
+    advantage"`` is ``advantage``; a mode that is neither advantage nor disadvantage is
+    dropped."""
+    notes: list[str] = []
+    dc = attrs.get("dc")
+    if dc is not None and whole(dc) is None:
+        leading = _LEADING_NUMBER.fullmatch(dc)
+        if leading is not None:
+            attrs["dc"] = leading.group(1)
+            notes.append(f'read dc="{_shown(dc)}" as dc="{leading.group(1)}"; ignored '
+                         f'"{_shown(leading.group(2).strip())}"')
+    mode = attrs.get("mode")
+    if mode is not None:
+        words = mode.strip().lower().split()
+        meant = " ".join(words[1:] if words[:1] == ["with"] else words)
+        if meant in _MODES:
+            attrs["mode"] = meant
+        else:
+            del attrs["mode"]
+            notes.append(f'ignored mode="{_shown(mode)}": a check takes mode="advantage" or '
+                         'mode="disadvantage"')
+    return tuple(notes)

@@ -6,15 +6,20 @@ When the engine's answers change on purpose this test fails: run
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
-from helpers import FIXTURES
+from helpers import FIXTURES, ROOT
 
+import tagparse
 from replay import read_transcript
+from replay.record import read_source
 
 GMTAGS = shutil.which("gmtags", path=str(Path(sys.executable).parent)) or "gmtags"
 CORPUS = FIXTURES / "chats/corpus"
@@ -54,3 +59,59 @@ def test_the_corpus_has_what_real_games_have():
     for entry in index().values():
         assert (CORPUS / entry["ruleset"]).is_file()
         assert (CORPUS / entry["party"]).is_file()
+
+
+def _benchmark() -> ModuleType:
+    """benchmarks/answers.py, whose figures the issue-28 goal is stated in."""
+    spec = importlib.util.spec_from_file_location("answers_benchmark",
+                                                  ROOT / "benchmarks/answers.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_recorded_answer_parts_are_compact():
+    """Issue 28: each earlier answered tag is sent back to the model on every turn, so over the
+    recorded corpus the answer part is at most 1.2 times the request (median) and never over
+    400 characters, and no answer value is JSON or null."""
+    benchmark = _benchmark()
+    parts = []
+    for name in index():
+        source = read_source((CORPUS / name).read_bytes(), name)
+        parts += benchmark.answered_parts(source)
+        for _, _, message in source.transcript.messages():
+            for tag in tagparse.scan(message.text).tags if message.role == "gm" else ():
+                for _, value in tag.answer or ():
+                    assert value != "null" and not value.startswith(("{", "[")), (name, tag.raw)
+    ratio, longest = benchmark.figures(parts)
+    assert len(parts) >= 1000
+    assert ratio <= benchmark.MOST_RATIO and longest <= benchmark.MOST_LENGTH
+
+
+def _sillytavern_regex() -> re.Pattern[str]:
+    """The regex README.md gives for SillyTavern's Regex extension (JavaScript syntax; the
+    same in Python for what it uses)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"Regex\*\* extension script that matches\s+`([^`]+)`", readme)
+    assert found is not None
+    return re.compile(found.group(1))
+
+
+def test_the_readme_sillytavern_regex_hides_every_answered_tag_whole():
+    """Every answered tag of the recorded corpus is matched from its "[" to its "]", and
+    nothing after it; also with "]", "\\]" and "|" inside an answer value."""
+    hide = _sillytavern_regex()
+    hidden = 0
+    for name in index():
+        for _, _, message in read_transcript(CORPUS / name).messages():
+            for tag in tagparse.scan(message.text).tags if message.role == "gm" else ():
+                if tag.malformed is None and tag.answer is not None:
+                    found = hide.match(message.text, tag.start)
+                    assert found is not None and found.end() == tag.end, (name, tag.raw)
+                    hidden += 1
+    assert hidden >= 1000
+    text = ('Go. [inventory: action="add" item="Rope" | ok="false" text="a ] b \\] c | \\"d\\""]'
+            " and ] more")
+    found = hide.search(text)
+    assert found is not None and found.group(0) == text[4:text.index(" and ]")]

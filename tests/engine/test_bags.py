@@ -191,3 +191,118 @@ def test_place_tags_are_answered_first_but_answers_keep_text_order(state):
     _, replies = answer(GAME, state, '[inventory: action="add" item="Rope"] '
                                      '[place: name="Millbrook" size="market town"]')
     assert [r.tag.kind for r in replies] == ["inventory", "place"]
+
+
+# --- comma lists in item= and items= (issue 28; ITM-NAME-1 for each name) -------------------
+
+
+def _with_hooded_lantern(native: bool = True):
+    """Harrow with an item whose label holds a comma, and optionally ``native: false``."""
+    document = fixture_json("rulesets/harrow.json")
+    entries = document["catalogs"][0]["entries"]
+    hooded = copy.deepcopy(next(e for e in entries if e["id"] == "silver-lantern"))
+    hooded.update({"id": "hooded-lantern", "label": "Lantern, hooded"})
+    entries.append(hooded)
+    document["items"]["native"] = native
+    game = load_ruleset(document)
+    return game, start_state(game, fixture_json("parties/harrow.json"))
+
+
+def test_itm_name_1_a_comma_list_adds_each_thing_in_one_answer(state):
+    new, [reply] = answer(GAME, state, '[inventory: action="add" item="Bronze Key, Health Potion"]')
+    assert reply.ok
+    assert reply.text == "Added Bronze Key ×1 to Ada's bag. Added Health Potion ×1 to Ada's bag."
+    assert [r["name"] for r in reply.record["items"]] == ["Bronze Key", "Health Potion"]
+    assert ("Bronze Key", 1) in bag(new, "Ada") and ("Health Potion", 1) in bag(new, "Ada")
+
+
+def test_itm_name_1_items_without_an_action_adds_each_thing(state):
+    new, [reply] = answer(GAME, state, '[inventory: items="Bronze Key, Map"]')
+    assert reply.ok and reply.reason is None and reply.notes == ()
+    assert ("Bronze Key", 1) in bag(new, "Ada") and ("Map", 1) in bag(new, "Ada")
+
+
+def test_itm_name_1_a_list_count_is_each_things_count(state):
+    new, [reply] = answer(GAME, state, '[inventory: action="add" items="Torch, Poultice" count="2"'
+                                       ' who="Bram the Quiet"]')
+    assert reply.ok
+    assert ("Torch", 5) in bag(new, "Bram the Quiet") and ("Poultice", 2) in bag(new, "Bram the Quiet")
+
+
+def test_itm_name_1_a_ruleset_label_with_a_comma_stays_one_item():
+    game, state = _with_hooded_lantern()
+    _, [reply] = answer(game, state, '[inventory: action="add" item="lantern, Hooded"]')
+    assert reply.ok and reply.record["item"] == "kit/hooded-lantern"
+    _, [reply] = answer(game, state, '[inventory: action="add" item="Lantern, hooded, Rope"]')
+    assert reply.ok and [r["item"] for r in reply.record["items"]] == ["kit/hooded-lantern",
+                                                                        "kit/rope"]
+
+
+def test_itm_name_1_a_plain_item_in_the_bag_with_a_comma_stays_one_item():
+    party = fixture_json("parties/harrow.json")
+    party["characters"][0]["bag"].append({"name": "Cloak, patched", "count": 1})
+    held = start_state(GAME, party)
+    new, [reply] = answer(GAME, held, '[inventory: action="remove" item="Cloak, patched"]')
+    assert reply.ok and reply.text == "Removed Cloak, patched ×1 from Ada's bag."
+    assert ("Cloak, patched", 1) not in bag(new, "Ada")
+    new, [reply] = answer(GAME, held, '[inventory: action="add" item="Cloak, patched, Map"]')
+    assert reply.ok and ("Cloak, patched", 2) in bag(new, "Ada") and ("Map", 1) in bag(new, "Ada")
+
+
+def test_itm_name_1_a_list_remove_is_all_or_nothing(state):
+    new, [reply] = answer(GAME, state, '[inventory: action="remove" item="Rope, Map"]')
+    assert not reply.ok and reply.reason == "not-held"
+    assert reply.text == "Ada has no Map. Nothing in the list was removed."
+    assert new is state
+    held, _ = answer(GAME, state, '[inventory: action="add" item="Map"]')
+    new, [reply] = answer(GAME, held, '[inventory: action="remove" items="Rope, Map"]')
+    assert reply.ok and reply.text == ("Removed Rope ×1 from Ada's bag. "
+                                       "Removed Map ×1 from Ada's bag.")
+    assert ("Rope", 1) not in bag(new, "Ada") and ("Map", 1) not in bag(new, "Ada")
+
+
+def test_itm_name_1_a_list_remove_of_one_thing_twice_needs_two(state):
+    new, [reply] = answer(GAME, state, '[inventory: action="remove" item="Rope, Rope"]')
+    assert (reply.ok, reply.reason, new is state) == (False, "not-held", True)
+
+
+def test_itm_free_4_a_list_add_is_all_or_nothing():
+    game, state = _with_hooded_lantern(native=False)
+    new, [reply] = answer(game, state, '[inventory: action="add" item="Rope, Bronze Key"]')
+    assert (reply.ok, reply.reason) == (False, "not-ruleset-item")
+    assert reply.text == '"Bronze Key" is not an item of this ruleset. Nothing in the list was added.'
+    assert new is state
+
+
+def test_itm_svc_3_a_service_in_a_list_refuses_the_whole_list(state):
+    new, [reply] = answer(GAME, state, '[inventory: action="add" item="Rope, Room at the inn"]')
+    assert (reply.ok, reply.reason, new is state) == (False, "service", True)
+
+
+def test_a_list_of_too_many_things_is_refused_unchanged(state):
+    names = ", ".join(f"Pebble {n}" for n in range(21))
+    new, [reply] = answer(GAME, state, f'[inventory: action="add" item="{names}"]')
+    assert (reply.ok, reply.reason, new is state) == (False, "too-many-things", True)
+    names = ", ".join(f"Pebble {n}" for n in range(20))
+    new, [reply] = answer(GAME, state, f'[inventory: action="add" item="{names}"]')
+    assert reply.ok and len(reply.record["items"]) == 20
+
+
+def test_a_huge_comma_list_is_refused_without_looking_up_every_part(state):
+    """Nothing a model writes makes the engine loop without bound: a list is cut off by its
+    length before any name is looked up."""
+    text = '[inventory: action="add" item="' + "a," * 100_000 + '"]'
+    new, [reply] = answer(GAME, state, text)
+    assert (reply.reason, new is state) == ("too-many-things", True)
+
+
+def test_empty_parts_of_a_list_are_skipped(state):
+    _, [reply] = answer(GAME, state, '[inventory: action="add" item=", Map, ,"]')
+    assert reply.ok and reply.text == "Added Map ×1 to Ada's bag."
+
+
+def test_itm_prop_a_proposal_is_one_item_whatever_its_name_holds(state):
+    new, [reply] = answer(GAME, state, '[inventory: action="add" item="Coat, warden\'s" '
+                                       'like="Leather coat"]')
+    assert reply.ok and "items" not in reply.record
+    assert any(i.name == "Coat, warden's" for i in new.invented)

@@ -192,3 +192,83 @@ def test_writers_leave_lines_they_cannot_read_alone():
     assert write_sillytavern.write('{"mes": "other"}', {1: change}) == '{"mes": "other"}'
     assert write_openai.write("[1, 2", {1: change}) == "[1, 2"
     assert write_openai.write('{"model": "m"}', {1: change}) == '{"model": "m"}'
+
+
+# --- compact answer parts (issue 28) ----------------------------------------------------------
+
+LOOT_AND_CHECK = ('A cache. [loot: table="mill_cache"] Ada climbs. '
+                  '[skill_check: skill="climb" dc="9" who="Bram the Quiet"] '
+                  '[inventory: action="pay" amount="3 shillings" who="Ada"] '
+                  '[inventory: action="remove" item="Longbow"]')
+
+
+def _recorded_tags(text: str) -> list[tagparse.Tag]:
+    out = recorded(json.dumps({"role": "gm", "text": text})).decode("utf-8")
+    return list(tagparse.scan(json.loads(out)["text"]).tags)
+
+
+def test_an_answer_part_carries_ok_text_and_a_few_scalars_never_json_or_null():
+    loot, check, pay, remove = _recorded_tags(LOOT_AND_CHECK)
+    assert [key for key, _ in loot.answer or ()] == ["ok", "text"]
+    assert [key for key, _ in check.answer or ()] == ["ok", "text", "success"]
+    assert [key for key, _ in pay.answer or ()] == ["ok", "text"]
+    assert dict(remove.answer or ()) == {"ok": "false", "reason": "not-held",
+                                         "text": "Ada has no Longbow."}
+    for tag in (loot, check, pay, remove):
+        for _, value in tag.answer or ():
+            assert value != "null" and not value.startswith(("{", "["))
+
+
+def test_the_whole_record_stays_in_the_replay_json():
+    chat = parse_transcript(json.dumps({"role": "gm", "text": LOOT_AND_CHECK}))
+    loot = replay(GAME, chat, harrow_party(GAME)).to_json()["answers"][0]
+    assert {"table", "draws", "drops"} <= set(loot["record"])
+
+
+def _old_style(text: str) -> str:
+    """``text`` recorded as gmtags recorded chats before issue 28: every record key inline."""
+    from engine import every_answer_attr
+
+    chat = parse_transcript(json.dumps({"role": "gm", "text": text}))
+    answers = [a.answer for a in replay(GAME, chat, harrow_party(GAME)).answers]
+    tags = tagparse.scan(text).tags
+    pieces, at = [], 0
+    for tag, answer in zip(tags, answers, strict=True):
+        pieces += [text[at:tag.start], tagparse.render(tag.kind, tag.attrs,
+                                                       every_answer_attr(answer))]
+        at = tag.end
+    return "".join(pieces) + text[at:]
+
+
+def test_regress_still_reads_a_recording_made_before_compact_answers():
+    """An old recording's answer parts carry the whole record (JSON, nulls): every attribute
+    it has is compared, so it regresses clean, and a change in a value only the record
+    holds is still found there."""
+    old = _old_style(LOOT_AND_CHECK)
+    assert 'coin="null"' in old or "draws=" in old
+    line = json.dumps({"role": "gm", "text": old})
+    clean = regress("old", GAME, read_source(line.encode()), harrow_party(GAME))
+    assert clean.answers == 4 and clean.differences == []
+    changed = line.replace('table=\\"mill_cache\\" rolls=', 'table=\\"other\\" rolls=', 1)
+    assert changed != line
+    report = regress("old", GAME, read_source(changed.encode()), harrow_party(GAME))
+    assert [d.changes() for d in report.differences] == [[("table", "other", "mill_cache")]]
+
+
+def test_regress_compares_every_attribute_of_a_compact_recording_and_only_those():
+    data = recorded(json.dumps({"role": "gm", "text": LOOT_AND_CHECK}))
+    assert regress("new", GAME, read_source(data), harrow_party(GAME)).differences == []
+    lost = data.replace(b'success=\\"', b'success=\\"x', 1)
+    report = regress("new", GAME, read_source(lost), harrow_party(GAME))
+    (difference,) = report.differences
+    (change,) = difference.changes()
+    assert change[0] == "success" and change[1] in ("xtrue", "xfalse") and change[2] == change[1][1:]
+    assert [key for key, _ in difference.now] == [key for key, _ in difference.recorded]
+
+
+def test_regress_reports_a_recorded_attribute_the_engine_no_longer_gives():
+    data = recorded(json.dumps({"role": "gm", "text": PAY}))
+    extra = data.replace(b' | ok=\\"true\\"', b' | ok=\\"true\\" paid_in=\\"gold\\"', 1)
+    (difference,) = regress("x", GAME, read_source(extra), harrow_party(GAME)).differences
+    assert difference.changes() == [("paid_in", "gold", None)]
+    assert difference.diff_lines() == ["- paid_in: gold"]

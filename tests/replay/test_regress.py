@@ -176,3 +176,33 @@ def test_regress_html_shows_each_difference_side_by_side(tmp_path):
     assert html.startswith("<!DOCTYPE html>") or html.lower().startswith("<!doctype html>")
     assert "marks" in html and "crowns" in html
     assert "http://" not in html and "https://" not in html
+
+
+def test_update_re_records_an_older_recording_in_the_compact_form(tmp_path):
+    """Issue 28: a recording whose answer parts carry the whole record regresses clean and
+    ``--update`` rewrites it with compact answer parts; an up-to-date one is left alone."""
+    from engine import every_answer_attr
+    from replay import replay as fold
+
+    runner = CliRunner()
+    write_corpus(tmp_path)
+    path = tmp_path / "coins.jsonl"
+    compact = path.read_bytes()
+    source = read_source(compact)
+    answers = iter(fold(GAME, source.transcript, harrow_party(GAME)).answers)
+    lines = []
+    for line in compact.decode().splitlines():
+        message = json.loads(line)
+        if message["role"] == "gm":
+            (tag,) = tagparse.scan(message["text"]).tags
+            full = tagparse.render(tag.kind, tag.attrs, every_answer_attr(next(answers).answer))
+            message["text"] = message["text"][:tag.start] + full + message["text"][tag.end:]
+        lines.append(json.dumps(message, ensure_ascii=False))
+    path.write_text("\n".join(lines), encoding="utf-8")
+    assert b'amount=\\"3 shillings\\" paid=' in path.read_bytes()
+    assert runner.invoke(main, ["regress", str(tmp_path), "--strict"]).exit_code == 0
+    updated = runner.invoke(main, ["regress", str(tmp_path), "--update"])
+    assert updated.exit_code == 0 and f"{path}: re-recorded" in updated.output
+    assert path.read_bytes() == compact
+    again = runner.invoke(main, ["regress", str(tmp_path), "--update"])
+    assert again.exit_code == 0 and "re-recorded" not in again.output

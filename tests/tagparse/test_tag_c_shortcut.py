@@ -92,6 +92,13 @@ EDGES = {
     "long s and kelvin": "[ſheet:] [ſkill_check:] [\u212aind:] [İnventory:]",
     "tags back to back": '[loot:][loot: a="1"][place: name="x"]',
     "canonical then tolerant": '[loot: a="1"] [loot: a=1] [loot: a="1"]',
+    # What models write besides (issue 28): never canonical, so always left to the regex.
+    "words without a key": '[inventory: add item="Rope"] [skill_check: dc="1" advantage]',
+    "a number key's bare value": "[skill_check: skill=Ward dc=14 with advantage]",
+    "an unclosed single quote": "[inventory: action='add' item='Rope] [loot:]",
+    "markdown escapes": '\\[loot: table="x"\\] \\[loot:]',
+    "an escaped close in a value": r'[place: name="a\]"\]',
+    "the template": '[inventory: action="add | remove" item="Item A, Item B"]',
 }
 
 

@@ -18,7 +18,8 @@ PIECES = st.sampled_from(
     [
         "[", "]", '"', "“", "”", "'", "‘", "’", "=", ":", "|", ",", "\\", " ", "\n", "\r", "\t",
         "[inventory:", "[Loot :", "[ place:", "[sighs]", "[Note:", "a", "Ada", "who", "who=",
-        'item="', "x y", "×", "\u2028",
+        'item="', "x y", "×", "\u2028", "\\]", "\\[", "dc=", "DC=14 ", "add ", "advantage",
+        "'Rope]", "=+3 hard",
     ]
 )  # fmt: skip
 SYNTAX_SOUP = st.lists(PIECES | st.text(max_size=3), max_size=60).map("".join)
@@ -112,7 +113,8 @@ BARE_WORDS = st.from_regex(r"[A-Za-z0-9×:'’_.\-]{1,6}( [A-Za-z0-9×'’.]{1,5
 @st.composite
 def tolerant_values(draw: st.DrawFn) -> str:
     """One value as models write it: quoted every way, bare, with escapes, or slightly broken."""
-    style = draw(st.sampled_from(["double", "curly", "single", "curly-single", "bare", "raw"]))
+    style = draw(st.sampled_from(["double", "curly", "single", "curly-single", "bare", "number",
+                                  "open", "raw"]))
     word = draw(WORDS)
     if style == "double":
         return '"' + word.replace('"', '\\"') + '"'
@@ -124,6 +126,10 @@ def tolerant_values(draw: st.DrawFn) -> str:
         return "‘" + word + "’"
     if style == "bare":
         return draw(BARE_WORDS)
+    if style == "number":  # a number, maybe with trailing prose (issue 28)
+        return draw(st.from_regex(r"[+-]?[0-9]{1,3}( [a-z(]{1,5}\)?){0,2}", fullmatch=True))
+    if style == "open":  # a single quote that never closes (read to the "]" when last)
+        return draw(st.sampled_from(["'", "‘"])) + word
     return draw(st.sampled_from(['"', "“", "'", "", '"a\\q"', '"a\\', '"\\[loot:"', "x=y"]))
 
 
@@ -133,16 +139,21 @@ def tolerant_tags(draw: st.DrawFn) -> str:
     space = st.sampled_from(["", " ", "  ", "\t", "\n", " \r\n ", "\u2028", "\xa0"])
     kind = draw(KINDS)
     kind = draw(st.sampled_from([kind, kind.upper(), kind.title()]))
-    keys = st.sampled_from(["who", "Who", "ITEM", "item", "count", "_x1", "amount"])
+    keys = st.sampled_from(["who", "Who", "ITEM", "item", "count", "_x1", "amount", "dc", "DC",
+                            "upgradeown", "dcx"])
+    words = st.sampled_from(["add", "advantage", "with advantage", "Remove", "x y", "\\", "2"])
     parts = ["[", draw(space), kind, draw(space), ":"]
     for section in range(draw(st.sampled_from([1, 1, 2, 3]))):
         if section:
             parts += [draw(space), "|"]
         for _ in range(draw(st.integers(0, 3))):
-            parts += [draw(st.sampled_from([" ", "", "  ", "\n"])), draw(keys), draw(space), "="]
-            parts += [draw(space), draw(tolerant_values())]
+            parts.append(draw(st.sampled_from([" ", "", "  ", "\n"])))
+            if draw(st.integers(0, 5)) == 0:  # words without a key (issue 28)
+                parts.append(draw(words))
+            else:
+                parts += [draw(keys), draw(space), "=", draw(space), draw(tolerant_values())]
             parts.append(draw(st.sampled_from(["", "", ",", " ,", ", "])))
-    parts += [draw(space), "]"]
+    parts += [draw(space), draw(st.sampled_from(["]", "]", "]", "\\]"]))]
     return "".join(parts)
 
 

@@ -153,6 +153,103 @@ TOLERATED: list[tuple[str, str, Pairs, list[str]]] = [
         (("text", "a ] b | c [d] [e f]"),),
         [],
     ),
+    # What models write besides (issue 28; tags.lark, TOLERATED).
+    (
+        "a bare word is the action",
+        '[inventory: add item="Bronze Key"]',
+        (("action", "add"), ("item", "Bronze Key")),
+        ["bare-word"],
+    ),
+    (
+        "a bare word is the action, then a bare value",
+        "[inventory: remove item=Bronze Key]",
+        (("action", "remove"), ("item", "Bronze Key")),
+        ["bare-word", "bare-value"],
+    ),
+    (
+        "a bare word alone",
+        "[inventory: add]",
+        (("action", "add"),),
+        ["bare-word"],
+    ),
+    (
+        "the action given elsewhere wins over a bare word",
+        "[inventory: count=3 arrows action=add]",
+        (("count", "3"), ("action", "add")),
+        ["bare-value", "bare-word", "bare-value"],
+    ),
+    (
+        "a bare flag of a check is its mode",
+        '[skill_check: skill="Stealth" dc="14" advantage]',
+        (("skill", "Stealth"), ("dc", "14"), ("mode", "advantage")),
+        ["bare-word"],
+    ),
+    (
+        "a bare number stops before trailing prose",
+        "[skill_check: skill=Stealth dc=14 with advantage]",
+        (("skill", "Stealth"), ("dc", "14"), ("mode", "with advantage")),
+        ["bare-value", "bare-value", "bare-word"],
+    ),
+    (
+        "a key that takes a number, in upper case, with a sign",
+        "[skill_check: skill=Ward DC=14 Bonus=+2]",
+        (("skill", "Ward"), ("dc", "14"), ("bonus", "+2")),
+        ["bare-value", "upper-case-name", "bare-value", "upper-case-name", "bare-value"],
+    ),
+    (
+        "a bare value that only starts with digits is one value",
+        "[skill_check: skill=Ward dc=14th floor]",
+        (("skill", "Ward"), ("dc", "14th floor")),
+        ["bare-value", "bare-value"],
+    ),
+    (
+        "a key that does not take a number keeps its words",
+        "[inventory: action=pay amount=3 shillings]",
+        (("action", "pay"), ("amount", "3 shillings")),
+        ["bare-value", "bare-value"],
+    ),
+    (
+        "a quoted number keeps what follows it",
+        '[skill_check: skill="Athletics" dc="15 (hard)"]',
+        (("skill", "Athletics"), ("dc", "15 (hard)")),
+        [],
+    ),
+    (
+        "words under a name that has no positional key are ignored",
+        '[loot: forest table="crypt"]',
+        (("table", "crypt"),),
+        ["bare-word"],
+    ),
+    (
+        "a single quote that never closes ends at the ]",
+        "[inventory: action='add' item='Rope]",
+        (("action", "add"), ("item", "Rope")),
+        ["single-quotes", "unclosed-quote"],
+    ),
+    (
+        "an unclosed single quote leaves out the space before the ]",
+        "[inventory: item='Rope  ]",
+        (("item", "Rope"),),
+        ["unclosed-quote"],
+    ),
+    (
+        "a curly single quote that never closes ends at the ]",
+        "[inventory: who=‘Ada’s axe]",
+        (("who", "Ada’s axe"),),
+        ["unclosed-quote"],
+    ),
+    (
+        "markdown escapes around the tag",
+        '[inventory: action="add" item="Rope"\\]',
+        (("action", "add"), ("item", "Rope")),
+        ["markdown-escape"],
+    ),
+    (
+        "markdown escape after a single-quoted and a bare value",
+        "[inventory: item='Rope' who=Ada\\]",
+        (("item", "Rope"), ("who", "Ada")),
+        ["single-quotes", "bare-value", "markdown-escape"],
+    ),
     ("no attributes", "[sheet:]", (), []),
     ("empty value", '[inventory: item=""]', (("item", ""),), []),
     (
@@ -228,14 +325,14 @@ MALFORMED: list[tuple[str, str, str]] = [
     ("value without key", '[loot: "x"]', "expected"),
     ("next tag starts first", '[inventory: action="add" item="Rope"', 'before the next "["'),
     ("unterminated quote", '[inventory: item="Rope] and then he left.', "never closed"),
-    ("unterminated single quote", "[inventory: who='Ada]", "never closed"),
+    ("unterminated single quote on two lines", "[inventory: who='Ada\nsays]", "never closed"),
     ("unterminated curly quote", "[inventory: who=“Ada]", "never closed"),
     ("never closed", '[inventory: action="add"\nThe tavern is quiet.', 'closed with "]"'),
     ("bad key", '[inventory: item-name="x"]', "expected"),
     ("two answers", '[inventory: action="add" | ok="true" | x="y"]', "expected"),
     ("unescaped inner quote", '[inventory: text="He said "hi" to me"]', "expected"),
     ("stray equals", '[inventory: ="x"]', "expected"),
-    ("bare word without =", "[inventory: add]", "expected"),
+    ("bare word then =", "[inventory: add = ]", "expected a quoted value"),
 ]
 
 
@@ -397,3 +494,18 @@ def test_an_escaped_bracket_that_looks_like_a_head_stays_inside_its_tag() -> Non
         assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
         assert [t.kind for t in result.tags][-1] == "inventory"
     assert scan(text) == scan(text, fast=False)
+
+
+def test_tags_markdown_escaped_tag_is_read_from_its_bracket() -> None:
+    """TOLERATED (issue 28): a tag a model wrote with markdown escapes, ``\\[...\\]``, is the tag
+    from its "[" to its "\\]"; the backslash before the head stays prose."""
+    text = 'You find rope. \\[inventory: action="add" item="Rope"\\] Onward.'
+    for fast in (True, False):
+        result = scan(text, fast=fast)
+        tag = _one_tag(result)
+        assert tag.raw == '[inventory: action="add" item="Rope"\\]'
+        assert text[tag.start - 1] == "\\"
+        assert tag.attrs == (("action", "add"), ("item", "Rope"))
+        assert [d.code for d in result.diagnostics] == ["markdown-escape"]
+        (diagnostic,) = result.diagnostics
+        assert text[diagnostic.start : diagnostic.end] == "\\]"

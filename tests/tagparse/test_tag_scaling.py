@@ -46,6 +46,15 @@ ADVERSARIAL: dict[str, str] = {
     "many tolerant tags": _repeat("[loot: table=forest] "),
     "unclosed tags over lines": _repeat('[place: name="Inn\n'),
     "prose brackets": _repeat("[sighs] [Note: x] [a](b) "),
+    # issue 28: words without a key, numbers before prose, open quotes, markdown escapes
+    "long words without a key": "[inventory: " + _repeat("add ") + "]",
+    "words then a key far away": "[inventory: " + _repeat("w ") + "a=1]",
+    "number key then prose": "[skill_check: dc=1" + _repeat(" with advantage") + "]",
+    "many number keys": "[skill_check: " + _repeat("dc=1 x ") + "]",
+    "open single quote to the end": "[inventory: a='" + _repeat("x ") + "]",
+    "open quote of backslashes": "[inventory: a='" + _repeat("\\") + "\\]",
+    "markdown escapes": _repeat('\\[loot: table=x\\] '),
+    "bare backslashes": "[inventory: a=" + _repeat("\\ ") + "\\]",
 }
 
 

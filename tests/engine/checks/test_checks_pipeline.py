@@ -494,3 +494,83 @@ def test_oq_chk_16_missing_difficulty_names_the_value_it_ignored(tag: str, said:
     state, new, _, answer = _one("sum-2d6", tag)
     assert (answer.ok, answer.reason, new is state) == (False, "missing-difficulty", True)
     assert said in answer.text
+
+
+# --- what models write (issue 28) -----------------------------------------------------------------
+
+def test_chk_tag_20_a_written_result_is_not_used_and_the_gm_is_told_what_to_narrate() -> None:
+    """CHK-TAG-20: the engine rolls; the answer names the GM's own result and the real one."""
+    _, _, plain, plain_answer = _one("sum-2d6", 'skill="climb" dc="9"')
+    _, _, record, answer = _one(
+        "sum-2d6", 'skill="climb" dc="9" rolls="11" total="14" result="failure"')
+    assert record == plain and answer.ok
+    assert answer.text == ('Ada: Climb. You wrote result="failure"; the engine rolled '
+                           "2d6+6 → 5+6+6 = 17 vs 9: Critical success. "
+                           "Narrate the critical success.")
+    assert plain_answer.text == "Ada: Climb 2d6+6 → 5+6+6 = 17 vs 9: Critical success."
+    assert 'ignored "result": the engine works that out itself' in answer.notes
+    dice_only = _one("sum-2d6", 'skill="climb" dc="9" rolls="6,6"')[3]
+    assert dice_only.text.startswith('Ada: Climb. You wrote rolls="6,6"; the engine rolled ')
+
+
+def test_chk_tag_20_a_written_result_on_a_refused_check_changes_nothing() -> None:
+    state, new, _, answer = _one("sum-2d6", 'skill="climb" result="success"')
+    assert (answer.ok, answer.reason, new is state) == (False, "missing-difficulty", True)
+
+
+@pytest.mark.parametrize("dc", ["15 (hard)", " 15 hard", "15, a hard climb", "+15(hard)"])
+def test_oq_chk_16_a_leading_whole_number_is_the_dc_and_the_rest_is_noted(dc: str) -> None:
+    """Issue 28: a dc= that starts with a whole number is that number; what follows is
+    named in the notes and changes nothing else."""
+    _, _, plain, _ = _one("sum-2d6", 'skill="climb" dc="15"')
+    _, _, record, answer = _one("sum-2d6", f'skill="climb" dc="{dc}"')
+    assert record == plain and record["dc"] == 15
+    (note,) = answer.notes
+    assert note.startswith(f'read dc="{dc}" as dc="') and "ignored" in note
+
+
+@pytest.mark.parametrize("dc", ["hard 15", "15x", "1234567 hard", "fifteen"])
+def test_oq_chk_16_a_dc_that_does_not_start_with_a_number_is_still_ignored(dc: str) -> None:
+    state, new, _, answer = _one("sum-2d6", f'skill="climb" dc="{dc}"')
+    assert (answer.ok, answer.reason, new is state) == (False, "missing-difficulty", True)
+
+
+@pytest.mark.parametrize("written", [
+    'skill="climb" dc="3" mode="with advantage"',
+    'skill="climb" dc="3" advantage',  # a bare flag is mode= (tags.lark POSITIONAL)
+    "skill=climb dc=3 with advantage",  # a bare number stops before its trailing prose
+    'skill="climb" dc="3" mode="Advantage"',
+])
+def test_chk_sum_3_advantage_as_models_write_it(written: str) -> None:
+    """ITM-CHK-5 / CHK-SUM-3 with issue 28: each spelling rolls as mode="advantage" does."""
+    asked = _one("sum-2d6", 'skill="climb" dc="3" mode="advantage"')[2]
+    _, _, record, answer = _one("sum-2d6", written)
+    assert record == asked and len(record["rolls"]) == 4
+    assert answer.notes == ()
+
+
+def test_chk_sum_3_a_mode_that_is_no_mode_is_noted_and_rolls_once() -> None:
+    plain = _one("sum-2d6", 'skill="climb" dc="3"')[2]
+    _, _, record, answer = _one("sum-2d6", 'skill="climb" dc="3" mode="hard"')
+    assert record == plain
+    assert answer.notes == ('ignored mode="hard": a check takes mode="advantage" or '
+                            'mode="disadvantage"',)
+
+
+def test_an_answer_part_carries_success_and_the_tier_and_nothing_else_of_the_record() -> None:
+    """Issue 28: compact answer parts; ``every_answer_attr`` still has the whole record."""
+    from engine import answer_attrs, every_answer_attr
+
+    _, _, record, answer = _one("sum-2d6", 'skill="climb" dc="9"')
+    assert answer_attrs(answer) == [
+        ("ok", "true"), ("text", "Ada: Climb 2d6+6 → 5+6+6 = 17 vs 9: Critical success."),
+        ("success", "true"), ("outcome", "Critical success")]
+    full = dict(every_answer_attr(answer))
+    assert full["rolls"] == "5,6" and set(full) == {"ok", "text", *(k.lower() for k in record)}
+
+
+def test_a_long_dc_with_trailing_words_is_read_in_linear_time() -> None:
+    """Nothing a model writes makes the engine work without bound: a leading number
+    followed by a long run of white space and words is read at once."""
+    _, _, record, answer = _one("sum-2d6", 'skill="climb" dc="9' + " " * 50_000 + 'x y"')
+    assert record["dc"] == 9 and answer.notes[0].endswith('ignored "x y"')
