@@ -18,15 +18,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, ROOT
+from helpers import FIXTURES, ROOT, system_program
 
 import replay
 from replay.report import stack_label
 
 CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(),
-                                reason="Debian's chromium is not installed at /usr/bin/chromium "
-                                       "(scripts/test installs it with apt-get)")
+
+
+@pytest.fixture(autouse=True)
+def _chromium() -> None:
+    system_program(str(CHROMIUM), "the report's browser tests drive it")
+
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
