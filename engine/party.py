@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -143,16 +143,10 @@ def _sheet_problems(game: Game, character: Character, index: int) -> list[Proble
     sheet = game.ruleset.sheet
     at = ("characters", index)
     problems: list[Problem] = []
-    abilities = {row.id: row for row in sheet.abilities}
-    for ident, score in character.abilities.items():
-        ability = abilities.get(ident)
-        if ability is None:
-            problems.append(Problem(pointer(*at, "abilities", ident),
-                                    _missing("ability", ident, abilities)))
-        elif not ability.min <= score <= ability.max:
-            problems.append(Problem(pointer(*at, "abilities", ident),
-                                    f"{score} is outside {ability.label}'s "
-                                    f"{ability.min}..{ability.max}"))
+    problems += _named(at, "abilities", "ability", character.abilities,
+                       {row.id: row for row in sheet.abilities},
+                       lambda row, score: None if row.min <= score <= row.max else
+                       f"{score} is outside {row.label}'s {row.min}..{row.max}")
     tiers = [t.id for t in game.ruleset.resolution.proficiency_tiers] \
         if game.ruleset.resolution is not None else None
     for key, kind, rows in (("skills", "skill", sheet.skills), ("saves", "save", sheet.saves)):
@@ -164,15 +158,10 @@ def _sheet_problems(game: Game, character: Character, index: int) -> list[Proble
                 problems.append(Problem(pointer(*where), _missing(kind, ident, declared)))
             else:
                 problems += _entry_value_problems(row, entry, tiers, where)
-    fields = {row.id: row for row in sheet.fields}
-    for ident, value in character.fields.items():
-        field = fields.get(ident)
-        if field is None:
-            problems.append(Problem(pointer(*at, "fields", ident),
-                                    _missing("field", ident, fields)))
-        elif not _FIELD_TYPES[field.type](value):
-            problems.append(Problem(pointer(*at, "fields", ident),
-                                    f"{field.label} is {_FIELD_WORDS[field.type]}"))
+    problems += _named(at, "fields", "field", character.fields,
+                       {row.id: row for row in sheet.fields},
+                       lambda row, value: None if _FIELD_TYPES[row.type](value) else
+                       f"{row.label} is {_FIELD_WORDS[row.type]}")
     pools = {row.id: row for row in game.ruleset.live.pools}
     # ITM-OUT-4: temporary points are kept beside the health pool as "<health>:temporary".
     temporary = {f"{row.id}:temporary" for row in game.ruleset.live.pools if row.health}
@@ -193,6 +182,23 @@ def _sheet_problems(game: Game, character: Character, index: int) -> list[Proble
                          _missing("condition", ident, conditions))
                  for c_index, ident in enumerate(character.conditions)
                  if ident not in conditions]
+    return problems
+
+
+Row = TypeVar("Row")
+
+
+def _named(at: tuple[str | int, ...], key: str, kind: str, values: Mapping[str, Any],
+           declared: Mapping[str, Row], check: Callable[[Row, Any], str | None]
+           ) -> list[Problem]:
+    """Each of a character's ``values`` (by id) names a ``declared`` row and passes its
+    ``check`` (a message when it does not)."""
+    problems = []
+    for ident, value in values.items():
+        row = declared.get(ident)
+        message = _missing(kind, ident, declared) if row is None else check(row, value)
+        if message is not None:
+            problems.append(Problem(pointer(*at, key, ident), message))
     return problems
 
 
