@@ -20,7 +20,7 @@ from engine.ruleset import Ruleset
 
 from .cli_io import EXIT_PROBLEMS, Loader, Unreadable, chat_arguments, fail, load_chat, plural
 from .console import Names, console, print_replay, progress_bar
-from .files import bundled
+from .files import InputError, bundled, read_json
 from .fold import ReplayResult, replay
 from .transcript import Transcript
 
@@ -79,6 +79,9 @@ def check(ruleset: str, party: str | None) -> None:
     try:
         game = loader.game(Path(ruleset))
     except Unreadable as error:
+        if _looks_like_a_party(Path(ruleset)):
+            click.echo(f"{ruleset}: this looks like a party file, not a ruleset: check it "
+                       f"with gmtags check RULESET --party {ruleset}", err=True)
         _problems_or_fail(error, ruleset, 0)
     click.echo(f"{ruleset}: valid — {_summary(game)}")
     if party is None:
@@ -90,6 +93,15 @@ def check(ruleset: str, party: str | None) -> None:
     names = ", ".join(c.name for c in state.characters)
     click.echo(f"{party}: fits the ruleset — {plural(len(state.characters), 'character')} "
                f"({names}), player {state.player}")
+
+
+def _looks_like_a_party(path: Path) -> bool:
+    """A party file or exported state (it has ``characters`` and ``seed``) given as RULESET."""
+    try:
+        document = read_json(path)
+    except InputError:
+        return False
+    return isinstance(document, dict) and document.keys() >= PARTY_KEYS
 
 
 def _problems_or_fail(error: Unreadable, name: str, depth: int) -> None:
@@ -169,8 +181,11 @@ def _show(chat: str | Path, ruleset: str | Path, party: str | Path | None, stric
         print_replay(console(), names, game, transcript, start, result, only, final)
 
 
-ONLY_HELP = "Show only the answers that were refused (and the final state)."
-FINAL_HELP = "Show only the header and the state after the chat, not each answer."
+ONLY_HELP = ("Show only the answers that were refused (and the final state); text output "
+             "only, the JSON always has every answer.")
+FINAL_HELP = ("Show only the header and the state after the chat, not each answer; text "
+              "output only.")
+PARTY_KEYS = frozenset({"characters", "seed"})
 
 
 @main.command(name="replay", short_help="Replay a chat: every answer and the final state.")

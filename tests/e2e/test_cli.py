@@ -177,6 +177,8 @@ def test_check_of_a_party_given_as_the_ruleset_is_not_five_unrelated_errors():
     result = run("check", PARTY)
     assert result.returncode == 1
     assert "unknown key" in result.stdout
+    assert result.stderr.startswith(f"{PARTY}: this looks like a party file, not a ruleset: "
+                                    f"check it with gmtags check RULESET --party {PARTY}\n")
 
 
 @pytest.mark.parametrize("command", ["replay", "record", "report", "prompt", "export-state"])
