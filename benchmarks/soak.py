@@ -100,8 +100,10 @@ async def soak(url: str, pid: int, requests: int) -> list[tuple[int, float]]:
     gate = asyncio.Semaphore(AT_ONCE)
     done = 0
     marks: list[tuple[int, float]] = []
+    # Idle connections are dropped before uvicorn's 5 s keep-alive ends them: a request sent
+    # on a connection the server is closing that moment fails with a ReadError.
     async with httpx.AsyncClient(timeout=300, limits=httpx.Limits(
-            max_connections=AT_ONCE)) as client:
+            max_connections=AT_ONCE, keepalive_expiry=2)) as client:
         async def one(key: tuple[int, int]) -> None:
             nonlocal done
             async with gate, locks[key]:  # a chat's turns one after the other, as a player's
@@ -177,12 +179,15 @@ def main() -> None:
     model.start()
     model_url = f"http://127.0.0.1:{ready.get(timeout=120)}/v1"
     port = free_port()
+    log_path = Path(tempfile.mkdtemp(prefix="gmtags-soak-")) / "stage.log"
+    print(f"the stage's log: {log_path}")
+    log = log_path.open("wb")
     stage = subprocess.Popen([GMTAGS, "serve", "--upstream", model_url, "--games",
                               str(games_folder()), "--port", str(port),
                               "--max-body", str(64 * 1024 * 1024),
                               *(["--cache-mb", str(arguments.cache_mb)]
                                 if arguments.cache_mb else [])],
-                             stderr=subprocess.DEVNULL, env={**os.environ, "GMTAGS_KEY": ""})
+                             stderr=log, env={**os.environ, "GMTAGS_KEY": ""})
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
         try:
@@ -205,6 +210,7 @@ def main() -> None:
     finally:
         stage.terminate()
         stage.wait(timeout=30)
+        log.close()
         model.terminate()
 
 

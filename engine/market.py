@@ -36,8 +36,17 @@ from .dice import Stream, parse_dice, roll
 from .game import CatalogItem, CoinInfo, Game
 from .layers import hidden_items, removed_coins
 from .loot import roll_table
-from .money import coin_thing, count_text, family_coins, held_coins, make_change
-from .ruleset import Currency, Item
+from .money import (
+    coin_listing,
+    coin_thing,
+    count_text,
+    exchange_text,
+    exchanged,
+    family_coins,
+    held_coins,
+    make_change,
+)
+from .ruleset import Item
 from .ruleset.loot import ItemFilter
 from .ruleset.market import Market, PriceLevel, Seller
 from .ruleset.market import Place as PlaceSize
@@ -427,12 +436,6 @@ def place(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, 
 # Buying (ITM-BUY-1..15)
 
 
-def _listing(game: Game, coins: dict[str, int], family: Currency) -> str:
-    """``crowns ×1, shillings ×2``: plural labels even for one, largest first (ITM-PAY-6)."""
-    return ", ".join(f"{game.coins[c].coin.label} ×{coins[c]}"
-                     for c, _ in family_coins(family) if coins.get(c))
-
-
 def _no_market(tag: Tag) -> Answer:
     return refused(tag, reasons.NO_MARKET, "This ruleset has no market: use pay and add, or "
                    "earn and remove, instead.")
@@ -652,9 +655,9 @@ def buy(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, An
                                              "journal": (*state.journal, journal)})
     family = unit.coin.family
     text = f"{character.name} bought {entry.label} ×{count}{from_whom} for {total.text}."
+    paid, change = exchanged(paid, change)
     if paid:  # ITM-BUY-7 with ITM-PAY-5
-        text += f" Paid with {_listing(game, paid, family)}"
-        text += f"; {_listing(game, change, family)} back." if change else "."
+        text += " " + exchange_text(game, paid, change, family)
     record: dict[str, object] = {
         "price": total.text, "item": entry.ref, "name": entry.label, "count": count,
         "who": character.name, "seller": offer.seller.id if offer.seller else None,
@@ -843,7 +846,7 @@ def _complete_sale(game: Game, state: State, before: State, tag: Tag, ctx: TurnC
     new_state = new_state.model_copy(update={"place": ledger,
                                              "journal": (*state.journal, journal)})
     text = (f"{said}{character.name} sold {label} ×{count}{to_whom} for {total.text}"
-            f" ({_listing(game, coins, price.coin.family)}).")
+            f" ({coin_listing(game, coins, price.coin.family)}).")
     record: dict[str, object] = {
         "price": total.text, "item": thing.item, "name": label, "count": count,
         "who": character.name, "seller": buyer.id if buyer is not None else None,

@@ -127,10 +127,28 @@ def make_change(coins: list[tuple[str, int]], held: dict[str, int],
     return paid, change
 
 
-def _listing(game: Game, coins: dict[str, int], family: Currency) -> str:
+def exchanged(paid: dict[str, int],
+              change: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:
+    """What changed hands: a coin ITM-PAY-4 both pays (step 2) and gives back (step 4) — the
+    seven pennies paid towards 3 shillings before a crown is broken — counts once, on the
+    side it ends up on. The bag is the same either way."""
+    given = {c: n - change.get(c, 0) for c, n in paid.items() if n > change.get(c, 0)}
+    back = {c: n - paid.get(c, 0) for c, n in change.items() if n > paid.get(c, 0)}
+    return given, back
+
+
+def coin_listing(game: Game, coins: dict[str, int], family: Currency) -> str:
     """``crowns ×1, shillings ×2``: plural labels even for one (ITM-PAY-6), largest first."""
     return ", ".join(f"{game.coins[c].coin.label} ×{coins[c]}"
                      for c, _ in family_coins(family) if coins.get(c))
+
+
+def exchange_text(game: Game, given: dict[str, int], back: dict[str, int],
+                  family: Currency) -> str:
+    """ITM-PAY-5: ``Paid with crowns ×1; shillings ×2 back.`` (``Paid with shillings ×3.``
+    when nothing comes back), from :func:`exchanged` coins."""
+    text = f"Paid with {coin_listing(game, given, family)}"
+    return text + (f"; {coin_listing(game, back, family)} back." if back else ".")
 
 
 def coin_thing(info: CoinInfo) -> Thing:
@@ -156,11 +174,9 @@ def pay(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, An
     plan = make_change(family_coins(family), held, amount.value)
     shown = count_text(amount.coin, amount.count)
     if plan is None:  # ITM-PAY-7, ITM-PAY-10
-        worth = sum(held.get(c, 0) * v for c, v in family_coins(family))
-        smallest = family_coins(family)[-1][0]
         return state, refused(tag, reasons.CANNOT_AFFORD,
-                              f"{character.name} cannot afford {shown}: the purse holds "
-                              f"{family.label} worth {count_text(game.coins[smallest], worth)}.")
+                              f"{character.name} cannot afford {shown}: "
+                              f"{short_of(game, character, family)}.")
     paid, change = plan
     bag = character.bag
     for coin, count in paid.items():
@@ -173,13 +189,23 @@ def pay(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, An
                                   f"{character.name}'s bag cannot take the change "
                                   f"(at most {MAX_STACKS_PER_BAG} stacks).")
         bag = grown
-    text = f"Paid with {_listing(game, paid, family)}"  # ITM-PAY-5
-    text += f"; {_listing(game, change, family)} back." if change else "."
+    given, back = exchanged(paid, change)
     journal = JournalEntry(turn=ctx.turn_label, text=f"{character.name} paid {shown}.")
     new_state = state.with_bag(who, bag)
     new_state = new_state.model_copy(update={"journal": (*state.journal, journal)})
-    record = {"who": character.name, "amount": shown, "paid": paid, "change": change}
-    return new_state, accepted(tag, text, record)
+    record = {"who": character.name, "amount": shown, "paid": given, "change": back}
+    return new_state, accepted(tag, exchange_text(game, given, back, family), record)
+
+
+def short_of(game: Game, character: Character, family: Currency) -> str:
+    """Why a purse cannot pay, as the end of a sentence: ``the coins in the purse come to
+    only 43 pennies`` (in the family's smallest coin), or ``the purse holds none of these
+    coins``."""
+    worth = sum(held_coins(character, family).get(c, 0) * v for c, v in family_coins(family))
+    if not worth:
+        return "the purse holds none of these coins"
+    smallest = game.coins[family_coins(family)[-1][0]]
+    return f"the coins in the purse come to only {count_text(smallest, worth)}"
 
 
 def earn(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, Answer]:

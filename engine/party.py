@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .bags import Thing, add_to_bag, find_thing
 from .game import DEFAULT_STACK, Game
+from .ruleset.pointers import did_you_mean
 from .ruleset.problems import Problem, RulesetError, from_validation_error, pointer
+from .ruleset.sheet import Skill
 from .session import start_session
+from .sheet import SheetView
 from .state import STATE_FORMAT, Character, Stack, State
 from .tracks import track_max
 
@@ -66,7 +70,8 @@ def _bag(game: Game, character: PartyCharacter, index: int) -> tuple[tuple[Stack
         if entry.item is not None:
             found = game.items.get(entry.item) or game.find_item(entry.item)
             if found is None:
-                problems.append(Problem(pointer(*where, "item"), f'unknown item "{entry.item}"'))
+                problems.append(Problem(pointer(*where, "item"),
+                                        _missing("item", entry.item, game.items)))
                 continue
             if found.item.service:
                 problems.append(Problem(pointer(*where, "item"),
@@ -76,7 +81,8 @@ def _bag(game: Game, character: PartyCharacter, index: int) -> tuple[tuple[Stack
         elif entry.coin is not None:
             info = game.coins.get(entry.coin)
             if info is None:
-                problems.append(Problem(pointer(*where, "coin"), f'unknown coin "{entry.coin}"'))
+                problems.append(Problem(pointer(*where, "coin"),
+                                        _missing("coin", entry.coin, game.coins)))
                 continue
             thing = Thing(info.coin.label, None, entry.coin, DEFAULT_STACK)
         else:
@@ -101,7 +107,7 @@ def _entry_problems(game: Game, entries: Sequence[str], index: int) -> list[Prob
     """CHK-TAL-1, CHK-PAY-5: a chosen entry is a ``<catalog>/<entry>`` the ruleset lists."""
     known = {f"{c.id}/{e.id}" for c in game.ruleset.catalogs for e in c.entries}
     return [Problem(pointer("characters", index, "entries", e_index),
-                    f'unknown catalog entry "{ref}"')
+                    _missing("catalog entry", ref, known))
             for e_index, ref in enumerate(entries) if ref not in known]
 
 
@@ -115,12 +121,128 @@ def _track_problems(game: Game, character: Character, index: int) -> list[Proble
         where = pointer("characters", index, "tracks", ident)
         track = tracks.get(ident)
         if track is None:
-            problems.append(Problem(where, f'unknown track "{ident}"'))
+            problems.append(Problem(where, _missing("track", ident, tracks)))
             continue
         most = track_max(game, character, None, track)
         if not 0 <= value <= most:
             what = "points" if track.kind == "health" else "marks"
             problems.append(Problem(where, f"{value} {what} is outside {track.label}'s 0..{most}"))
+    return problems
+
+
+def _missing(kind: str, name: str, known: Iterable[str]) -> str:
+    """``no skill "sneek" in the ruleset (did you mean "sneak"?)``."""
+    return f'no {kind} "{name}" in the ruleset{did_you_mean(name, known)}'
+
+
+def _sheet_problems(game: Game, character: Character, index: int) -> list[Problem]:
+    """A character's sheet names only what the ruleset's sheet declares, with values it
+    allows (DESIGN.md "Sheet model"): a typo or a number out of range is found at load,
+    never rolled with (an unknown tier would quietly count as the first, an ability over its
+    max would be added to every check as it is)."""
+    sheet = game.ruleset.sheet
+    at = ("characters", index)
+    problems: list[Problem] = []
+    problems += _named(at, "abilities", "ability", character.abilities,
+                       {row.id: row for row in sheet.abilities},
+                       lambda row, score: None if row.min <= score <= row.max else
+                       f"{score} is outside {row.label}'s {row.min}..{row.max}")
+    tiers = [t.id for t in game.ruleset.resolution.proficiency_tiers] \
+        if game.ruleset.resolution is not None else None
+    for key, kind, rows in (("skills", "skill", sheet.skills), ("saves", "save", sheet.saves)):
+        declared = {row.id: row for row in rows}
+        for ident, entry in getattr(character, key).items():
+            where = (*at, key, ident)
+            row = declared.get(ident)
+            if row is None:
+                problems.append(Problem(pointer(*where), _missing(kind, ident, declared)))
+            else:
+                problems += _entry_value_problems(row, entry, tiers, where)
+    problems += _named(at, "fields", "field", character.fields,
+                       {row.id: row for row in sheet.fields},
+                       lambda row, value: None if _FIELD_TYPES[row.type](value) else
+                       f"{row.label} is {_FIELD_WORDS[row.type]}")
+    pools = {row.id: row for row in game.ruleset.live.pools}
+    # ITM-OUT-4: temporary points are kept beside the health pool as "<health>:temporary".
+    temporary = {f"{row.id}:temporary" for row in game.ruleset.live.pools if row.health}
+    view = SheetView(game, character, None, items_apply=False)  # ITM-ABIL-6
+    for ident, value in character.pools.items():
+        pool = pools.get(ident)
+        pool_at = pointer(*at, "pools", ident)
+        if ident in temporary:
+            if value < 0:
+                problems.append(Problem(pool_at, "temporary points are never below 0"))
+        elif pool is None:
+            problems.append(Problem(pool_at, _missing("pool", ident, pools)))
+        elif not 0 <= value <= math.floor(view.value(pool.max)):
+            problems.append(Problem(pool_at, f"{value} is outside {pool.label}'s "
+                                             f"0..{math.floor(view.value(pool.max))}"))
+    conditions = {row.id for row in game.ruleset.conditions}
+    problems += [Problem(pointer(*at, "conditions", c_index),
+                         _missing("condition", ident, conditions))
+                 for c_index, ident in enumerate(character.conditions)
+                 if ident not in conditions]
+    return problems
+
+
+Row = TypeVar("Row")
+
+
+def _named(at: tuple[str | int, ...], key: str, kind: str, values: Mapping[str, Any],
+           declared: Mapping[str, Row], check: Callable[[Row, Any], str | None]
+           ) -> list[Problem]:
+    """Each of a character's ``values`` (by id) names a ``declared`` row and passes its
+    ``check`` (a message when it does not)."""
+    problems = []
+    for ident, value in values.items():
+        row = declared.get(ident)
+        message = _missing(kind, ident, declared) if row is None else check(row, value)
+        if message is not None:
+            problems.append(Problem(pointer(*at, key, ident), message))
+    return problems
+
+
+_FIELD_TYPES = {
+    "number": lambda value: isinstance(value, int | float) and not isinstance(value, bool),
+    "text": lambda value: isinstance(value, str),
+    "boolean": lambda value: isinstance(value, bool),
+}
+_FIELD_WORDS = {"number": "a number", "text": "a text", "boolean": "true or false"}
+
+
+def _entry_value_problems(row: Skill, entry: Any, tiers: list[str] | None,
+                          where: tuple[str | int, ...]) -> list[Problem]:
+    """A skill's or save's value: a tier id, or ``{"tier": ..., "bonus": ...}`` with a bonus
+    only where the ruleset gives the skill a ``bonusRange`` (DESIGN.md "Sheet model")."""
+    tier: Any
+    if isinstance(entry, str):
+        tier, bonus, rest = entry, None, {}
+        tier_at = where
+    elif isinstance(entry, dict):
+        tier, bonus = entry.get("tier"), entry.get("bonus")
+        rest = {k: v for k, v in entry.items() if k not in ("tier", "bonus")}
+        tier_at = (*where, "tier")
+    else:
+        return [Problem(pointer(*where), f'{row.label} is a tier id or '
+                                         '{"tier": ..., "bonus": ...}')]
+    problems = [Problem(pointer(*where, key), f'unknown key "{key}"'
+                        f'{did_you_mean(key, ("tier", "bonus"))}') for key in rest]
+    if tier is not None and not isinstance(tier, str):
+        problems.append(Problem(pointer(*tier_at), "a tier is a tier id"))
+    elif tier is not None and tiers is not None and tier not in tiers:
+        problems.append(Problem(pointer(*tier_at), _missing("tier", tier, tiers)))
+    if bonus is None:
+        return problems
+    bonus_at = pointer(*where, "bonus")
+    if not isinstance(bonus, int | float) or isinstance(bonus, bool):
+        problems.append(Problem(bonus_at, "a bonus is a number"))
+    elif row.bonus_range is None:
+        problems.append(Problem(bonus_at, f"{row.label} takes no bonus (the ruleset gives it "
+                                          "no bonusRange)"))
+    elif not row.bonus_range[0] <= bonus <= row.bonus_range[1]:
+        low, high = row.bonus_range
+        problems.append(Problem(bonus_at, f"{bonus:g} is outside {row.label}'s bonus "
+                                          f"{low}..{high}"))
     return problems
 
 
@@ -133,16 +255,18 @@ def start_state(game: Game, document: Mapping[str, Any]) -> State:
         try:
             state = State.model_validate(document)
         except ValidationError as error:
-            raise PartyError(from_validation_error(error, document)) from None
+            raise PartyError(from_validation_error(error, document, State)) from None
         invented = {item.ref for item in state.invented}  # ITM-PROP-20: GM inventions held
         problems = [
-            Problem(pointer("characters", c, "bag", s, "item"), f'unknown item "{stack.item}"')
+            Problem(pointer("characters", c, "bag", s, "item"),
+                    _missing("item", stack.item, game.items))
             for c, character in enumerate(state.characters)
             for s, stack in enumerate(character.bag)
             if stack.item is not None and stack.item not in game.items
             and stack.item not in invented
         ]
         for c, character in enumerate(state.characters):
+            problems += _sheet_problems(game, character, c)
             problems += _entry_problems(game, character.entries, c)
             problems += _track_problems(game, character, c)
         if problems:
@@ -152,7 +276,7 @@ def start_state(game: Game, document: Mapping[str, Any]) -> State:
     try:
         party = Party.model_validate(document)
     except ValidationError as error:
-        raise PartyError(from_validation_error(error, document)) from None
+        raise PartyError(from_validation_error(error, document, Party)) from None
     problems = []
     characters = []
     for index, entry in enumerate(party.characters):
@@ -164,16 +288,21 @@ def start_state(game: Game, document: Mapping[str, Any]) -> State:
             conditions=tuple(entry.conditions), bag=bag, entries=tuple(entry.entries),
         )
         characters.append(character)
+        problems += _sheet_problems(game, character, index)
         problems += _entry_problems(game, entry.entries, index)
         problems += _track_problems(game, character, index)
     names = [c.name.casefold() for c in party.characters]
     player = party.player or party.characters[0].name
     if player.casefold() not in names:
-        problems.append(Problem(pointer("player"), f'"{player}" is not one of the characters'))
-    if len(set(names)) != len(names):
-        problems.append(Problem(pointer("characters"), "two characters share a name"))
+        problems.append(Problem(pointer("player"), f'"{player}" is not one of the characters'
+                                f'{did_you_mean(player, (c.name for c in party.characters))}'))
+    for index, name in enumerate(names):
+        if name in names[:index]:
+            problems.append(Problem(pointer("characters", index, "name"),
+                                    f'two characters are named "{party.characters[index].name}"'
+                                    " (names are told apart without case)"))
     layer_ids = {layer.id for layer in game.ruleset.layers}
-    problems += [Problem(pointer("layers", i), f'unknown layer "{layer}"')
+    problems += [Problem(pointer("layers", i), _missing("layer", layer, layer_ids))
                  for i, layer in enumerate(party.layers) if layer not in layer_ids]
     if problems:
         raise PartyError(problems)

@@ -11,73 +11,33 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 
-from engine import Game, PartyError, RulesetError, State
-
-from .cli_io import EXIT_UNREADABLE, chat_arguments, fail, write_output
-from .files import InputError, load_party, load_ruleset, read_json
+from .cli_io import (
+    EXIT_UNREADABLE,
+    Chat,
+    Loader,
+    Unreadable,
+    chat_arguments,
+    chat_name,
+    fail,
+    plural,
+    refuse_terminal,
+    write_output,
+)
+from .files import InputError, read_json
 from .fold import replay
-from .record import Source, read_source, record
+from .record import record
 from .regress import ChatReport, regress
 from .report import render_regress_html
-from .transcript import TranscriptError
+from .transcript import place
 
 EXIT_DIFFERENCES = 1
 INDEX = "index.json"
 CHAT_SUFFIXES = (".jsonl", ".json")
-
-
-class Unreadable(Exception):
-    """A chat, ruleset, party or index that cannot be read: exit 2."""
-
-
-@dataclass(frozen=True)
-class Chat:
-    """A chat file and the ruleset and party it is played with."""
-
-    path: Path
-    ruleset: Path
-    party: Path | None
-
-
-def read_chat_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as error:
-        raise Unreadable(f"{path}: {error.strerror or error}") from None
-
-
-class Loader:
-    """Reads rulesets once per path and chats with their start states; errors as Unreadable."""
-
-    def __init__(self) -> None:
-        self.games: dict[Path, Game] = {}
-
-    def game(self, path: Path) -> Game:
-        if path not in self.games:
-            try:
-                self.games[path] = load_ruleset(path)
-            except InputError as error:
-                raise Unreadable(str(error)) from None
-            except RulesetError as error:
-                raise Unreadable(f"{path}: cannot load:\n{error}") from None
-        return self.games[path]
-
-    def chat(self, chat: Chat) -> tuple[Game, Source, State]:
-        game = self.game(chat.ruleset)
-        try:
-            source = read_source(read_chat_bytes(chat.path), str(chat.path))
-            state = load_party(game, chat.party, source.transcript.player_name)
-        except (InputError, TranscriptError) as error:
-            raise Unreadable(str(error)) from None
-        except PartyError as error:
-            raise Unreadable(f"{chat.party}: cannot load:\n{error}") from None
-        return game, source, state
 
 
 def _index(directory: Path) -> list[Chat]:
@@ -135,34 +95,46 @@ def _indexed(path: Path) -> list[Chat]:
     return listed
 
 
-@click.command(name="record")
+@click.command(name="record", short_help="Write a chat back with every tag answered inline.")
 @chat_arguments
 @click.option("--output", "-o", default="-", show_default=True,
-              help="Where to write the recorded chat (- for standard output).")
-def record_command(chat: str, ruleset: str, party: str | None, output: str) -> None:
-    """Answer every tag of CHAT and write it back, in its own format, with answers inline."""
+              help="The file to write the recorded chat to; - writes it to standard output "
+                   "(a pipe or a file, never the terminal).")
+def record_command(chat: str, ruleset: str, party: str | None, strict: bool,
+                   output: str) -> None:
+    """Answer every tag of CHAT and write the chat back, in its own format, answers inline.
+
+    CHAT is a file, or - for standard input. Exit 0 when written, 2 when the chat, ruleset
+    or party cannot be read.
+    """
+    refuse_terminal(output, "the recorded chat")
     try:
-        game, source, state = Loader().chat(
+        game, source, state = Loader(strict).chat(
             Chat(Path(chat), Path(ruleset), Path(party) if party else None))
     except Unreadable as error:
         fail(str(error))
     recording = record(game, source, state)
     write_output(output, recording.data)
-    click.echo(f"{chat}: {recording.answered} tag(s) answered in {recording.messages} "
-               "message(s)", err=True)
+    click.echo(f"{chat_name(chat)}: {plural(recording.answered, 'tag')} answered in "
+               f"{plural(recording.messages, 'message')}", err=True)
 
 
-@click.command(name="regress")
+@click.command(name="regress", short_help="Diff recorded answers against today's engine.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--ruleset", "-r", type=click.Path(dir_okay=False),
-              help="The ruleset of every chat (default: each directory's index.json).")
+              help="The ruleset every chat is played with (default: the one each chat's "
+                   "index.json names).")
 @click.option("--party", "-p", type=click.Path(dir_okay=False),
-              help="The party of every chat (with --ruleset).")
+              help="The party every chat starts from (with --ruleset; default: one "
+                   "character).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+              show_default=True,
+              help="text: one diff per changed answer and a summary line; json: one "
+                   "document for scripts.")
 @click.option("--update", is_flag=True,
               help="Re-record the chats whose answers differ or are written in an older form.")
-@click.option("--strict", is_flag=True, help="Count tags without a recorded answer as differences.")
+@click.option("--strict", is_flag=True,
+              help="Also count tags that have no recorded answer as differences.")
 @click.option("--html", "html_out", type=click.Path(dir_okay=False),
               help="Also write the differences side by side as a self-contained HTML page.")
 def regress_command(paths: tuple[str, ...], ruleset: str | None, party: str | None, fmt: str,
@@ -224,31 +196,36 @@ def _print_reports(reports: list[ChatReport], updated: list[str], strict: bool) 
             click.echo(f"{report.chat}: cannot read: {report.error}")
             continue
         for difference in report.differences:
-            line = f" (line {difference.line})" if difference.line is not None else ""
-            click.echo(f"{report.chat}: message {difference.message}{line}: {difference.tag}")
+            where = place(difference.message, difference.line, report.format)
+            click.echo(f"{report.chat}: {where}: {difference.tag}")
             for change in difference.diff_lines():
                 click.echo(f"    {change}")
         if strict:
             for missing in report.unanswered:
-                line = f" (line {missing.line})" if missing.line is not None else ""
-                click.echo(f"{report.chat}: message {missing.message}{line}: unanswered: "
-                           f"{missing.tag}")
+                where = place(missing.message, missing.line, report.format)
+                click.echo(f"{report.chat}: {where}: unanswered: {missing.tag}")
     for path in updated:
         click.echo(f"{path}: re-recorded")
     summary = _summary_json(reports, updated, strict)
-    click.echo(f"{len(reports)} chat(s), {summary['answers']} recorded answer(s): "
-               f"{summary['differences']} difference(s), {summary['unanswered']} unanswered, "
-               f"{summary['errors']} unreadable")
+    click.echo(f"{plural(len(reports), 'chat')}, "
+               f"{plural(summary['answers'], 'recorded answer')}: "
+               f"{plural(summary['differences'], 'difference')}, {summary['unanswered']} "
+               f"unanswered, {summary['errors']} unreadable")
 
 
-@click.command(name="export-state")
+@click.command(name="export-state", short_help="Save the state after a chat, for the next session.")
 @chat_arguments
 @click.option("--output", "-o", default="-", show_default=True,
-              help="Where to write the state (- for standard output).")
-def export_state_command(chat: str, ruleset: str, party: str | None, output: str) -> None:
-    """Write the state at the end of CHAT as JSON, to give as --party to the next session."""
+              help="The file to write the state to (- for standard output).")
+def export_state_command(chat: str, ruleset: str, party: str | None, strict: bool,
+                         output: str) -> None:
+    """Write the state at the end of CHAT as JSON, to give as --party to the next session.
+
+    CHAT is a file, or - for standard input. Exit 0 when written, 2 when the chat, ruleset
+    or party cannot be read.
+    """
     try:
-        game, source, state = Loader().chat(
+        game, source, state = Loader(strict).chat(
             Chat(Path(chat), Path(ruleset), Path(party) if party else None))
     except Unreadable as error:
         fail(str(error))

@@ -20,6 +20,7 @@ from engine import Game, State, every_answer_attr
 
 from .fold import replay
 from .record import AnsweredTag, Source, answered_tags
+from .transcript import TranscriptFormat
 
 Pairs = tuple[tuple[str, str], ...]
 
@@ -83,6 +84,7 @@ class ChatReport:
     differences: list[Difference] = field(default_factory=list)
     unanswered: list[Unanswered] = field(default_factory=list)
     error: str | None = None  # the chat could not be read or replayed
+    format: TranscriptFormat = "gmtags"  # how its places are named (replay.transcript.place)
 
     def failed(self, strict: bool = False) -> bool:
         return bool(self.differences or self.error or (strict and self.unanswered))
@@ -126,4 +128,6 @@ def compare(chat: str, answered: list[AnsweredTag]) -> ChatReport:
 def regress(chat: str, game: Game, source: Source, state: State) -> ChatReport:
     """Replay one recorded chat and compare every recorded answer with today's."""
     result = replay(game, source.transcript, state)
-    return compare(chat, list(answered_tags(source.transcript, result)))
+    report = compare(chat, list(answered_tags(source.transcript, result)))
+    report.format = source.transcript.format
+    return report

@@ -23,13 +23,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import tagparse
 from engine import Game, State
 from engine.layers import removed_coins
 from engine.money import family_coins, held_coins, purse_line
 from engine.prompt import live_sheet
 from engine.state import Character, Stack
 
-from .fold import MessageAnswer, ReplayResult, replay
+from .fold import Diagnostic, MessageAnswer, ReplayResult, replay
 from .transcript import Transcript
 
 REPORT_FORMAT = "gmtags-report/1"
@@ -215,6 +216,25 @@ def _loot(game: Game, result: ReplayResult) -> list[dict[str, Any]]:
             for _, t in sorted(tables.items())]
 
 
+def _group_repairs(text: str, answers: list[dict[str, Any]],
+                   diagnostics: list[Diagnostic]) -> list[list[str]]:
+    """Each diagnostic inside a tag goes to that tag's answer as ``r`` (shown as one badge per
+    tag); a malformed tag's own reason is its refusal already. What lies outside every tag is
+    returned, for the message."""
+    tags = tagparse.scan(text).tags
+    paired = list(zip(tags, answers, strict=True)) if len(tags) == len(answers) else []
+    left: list[list[str]] = []
+    for diagnostic in diagnostics:
+        start, end = diagnostic.span or (-1, -1)
+        owner = next((answer for tag, answer in paired if tag.start <= start and end <= tag.end),
+                     None)
+        if owner is None:
+            left.append([diagnostic.code, diagnostic.text])
+        elif not (diagnostic.code == "malformed" and owner.get("why") == "malformed"):
+            owner.setdefault("r", []).append([diagnostic.code, diagnostic.text])
+    return left
+
+
 def report_document(game: Game, transcript: Transcript, state: State,
                     title: str = "gmtags report") -> dict[str, Any]:
     """Replay ``transcript`` and gather everything the report page shows, as JSON data."""
@@ -231,18 +251,27 @@ def report_document(game: Game, transcript: Transcript, state: State,
     answers: dict[int, list[dict[str, Any]]] = {}
     for item in result.answers:
         answers.setdefault(item.message, []).append(_answer_json(item))
-    diagnostics: dict[int, list[list[str]]] = {}
+    diagnostics: dict[int, list[Diagnostic]] = {}
     for diagnostic in result.diagnostics:
         if diagnostic.message is not None:
-            diagnostics.setdefault(diagnostic.message, []).append(
-                [diagnostic.code, diagnostic.text])
+            diagnostics.setdefault(diagnostic.message, []).append(diagnostic)
     messages: list[dict[str, Any]] = []
     for index, (session, _, message) in enumerate(transcript.messages()):
         entry: dict[str, Any] = {"s": session, "r": message.role, "t": message.text}
+        if message.source_line is not None:
+            entry["l"] = message.source_line
         if message.name:
             entry["n"] = message.name
         if message.hidden:
             entry["h"] = 1
+        elif message.role in ("player", "system"):
+            typed = tagparse.scan(message.text).tags  # never counted (DESIGN.md "Tags")
+            if typed:
+                entry["u"] = [tag.raw for tag in typed]
+        if index in diagnostics:
+            left = _group_repairs(message.text, answers.get(index, []), diagnostics[index])
+            if left:
+                entry["g"] = left
         if message.swipes and len(message.swipes) > 1:
             entry["w"] = [[i, text] for i, text in enumerate(message.swipes)
                           if i != message.swipe]
@@ -250,8 +279,6 @@ def report_document(game: Game, transcript: Transcript, state: State,
             entry["e"] = json.dumps(message.event, ensure_ascii=False, sort_keys=True)
         if index in answers:
             entry["a"] = answers[index]
-        if index in diagnostics:
-            entry["g"] = diagnostics[index]
         if index in deltas:
             entry["d"] = deltas[index]
         messages.append(entry)
@@ -263,6 +290,7 @@ def report_document(game: Game, transcript: Transcript, state: State,
         "format": REPORT_FORMAT,
         "title": title,
         "ruleset": game.ruleset.label,
+        "unit": "entry" if transcript.format == "openai" else "line",  # what ``l`` counts
         "pageSize": PAGE_SIZE,
         "characters": [c.name for c in state.characters],
         "families": [{"label": f.label,
@@ -333,8 +361,11 @@ def render_regress_html(differences: Iterable[Mapping[str, Any]],
         recorded, now = _pairs(difference.get("recorded")), _pairs(difference.get("now"))
         before, after = dict(recorded), dict(now)
         keys = list(dict.fromkeys([k for k, _ in recorded] + [k for k, _ in now]))
-        where = [str(difference[k]) if k == "chat" else f"{k} {difference[k]}"
-                 for k in ("chat", "message", "line") if difference.get(k) is not None]
+        where = [str(difference["chat"])] if difference.get("chat") is not None else []
+        if difference.get("message") is not None:
+            line = difference.get("line")
+            where.append(f"message {difference['message']}" +
+                         (f" (line {line})" if line is not None else ""))
         lines = []
         for key in keys:
             old, new = before.get(key), after.get(key)
@@ -355,7 +386,8 @@ def render_regress_html(differences: Iterable[Mapping[str, Any]],
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
         f"<title>{html.escape(title)}</title>\n<style>\n{REGRESS_CSS}</style>\n"
         f"</head>\n<body>\n<h1>{html.escape(title)}</h1>\n"
-        f"<p class=\"summary\">{count} difference(s)</p>\n{body}\n</body>\n</html>\n"
+        f"<p class=\"summary\">{count} difference{'' if count == 1 else 's'}</p>\n{body}\n"
+        "</body>\n</html>\n"
     )
 
 
@@ -420,6 +452,10 @@ h1 { font-size: 18px; margin: 0; }
 mark.tag { background: #eef; border-radius: 3px; }
 mark.tag.ok { background: #dafbe1; }
 mark.tag.refused { background: #ffebe9; }
+mark.tag.uncounted { background: #eaeef2; text-decoration: line-through; }
+details.repairs { display: inline; margin-left: 6px; }
+details.repairs summary { display: inline-block; cursor: pointer; list-style: none; }
+details.repairs .repair-list { margin: 2px 0 2px 16px; font-size: 12px; color: var(--muted); }
 .answers { list-style: none; padding: 0; margin: 4px 0; }
 .answers li { margin: 2px 0; }
 .badge { display: inline-block; font-size: 12px; border-radius: 10px; padding: 0 8px;
@@ -450,7 +486,8 @@ table.bag .was { color: var(--muted); font-size: 11px; margin-right: 4px; }
 .charts { padding: 12px 16px; }
 .charts section { margin-bottom: 24px; }
 .charts h2 { font-size: 16px; }
-.charts svg { max-width: 100%; height: auto; font: 11px system-ui, sans-serif; }
+.charts svg { display: block; width: 100%; height: auto; font: 11px system-ui, sans-serif; }
+.charts svg .axis-title { fill: var(--muted); }
 .charts table { border-collapse: collapse; font-size: 12px; }
 .charts td, .charts th { border: 1px solid var(--line); padding: 1px 6px; text-align: left; }
 .charts a { color: var(--pick); cursor: pointer; }
@@ -466,6 +503,10 @@ const PAGES = Math.max(1, Math.ceil(N / PAGE));
 const CP = 100;  // a state is kept every CP messages; others are rebuilt from the diffs
 const COLORS = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#bf8700", "#1b7c83", "#953800"];
 const $ = (id) => document.getElementById(id);
+const plural = (n, word, many) => n + " " + (n === 1 ? word : many || word + "s");
+// A message is named as everywhere in gmtags: its number and the file's line (or entry).
+const where = (i) => "message " + i + (M[i] && M[i].l != null ? " (" + D.unit + " " + M[i].l
+  + ")" : "");
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -528,21 +569,24 @@ function placeText(place) {
 
 // The chat, one page at a time.
 let page = -1, selected = -1;
-function textWithTags(text, answers) {
+function textWithTags(text, marks) {
+  // marks: [raw tag, class] in text order; each is found after the ones before it.
   const box = el("div", "text");
   const spans = [];
-  for (const a of answers || []) {
-    let at = text.indexOf(a.q);
-    while (at >= 0 && spans.some((s) => at < s[1] && at + a.q.length > s[0])) {
-      at = text.indexOf(a.q, at + 1);
+  for (const [raw, cls] of marks) {
+    let at = text.indexOf(raw);
+    while (at >= 0 && spans.some((s) => at < s[1] && at + raw.length > s[0])) {
+      at = text.indexOf(raw, at + 1);
     }
-    if (at >= 0 && a.q) spans.push([at, at + a.q.length, a.ok]);
+    if (at >= 0 && raw) spans.push([at, at + raw.length, cls]);
   }
   spans.sort((x, y) => x[0] - y[0]);
   let pos = 0;
-  for (const [start, end, ok] of spans) {
+  for (const [start, end, cls] of spans) {
     box.appendChild(document.createTextNode(text.slice(pos, start)));
-    box.appendChild(el("mark", "tag " + (ok ? "ok" : "refused"), text.slice(start, end)));
+    const mark = el("mark", "tag " + cls, text.slice(start, end));
+    if (cls === "uncounted") mark.title = "not counted: only GM replies the player sees are";
+    box.appendChild(mark);
     pos = end;
   }
   box.appendChild(document.createTextNode(text.slice(pos)));
@@ -566,6 +610,21 @@ function changeLine(before, d) {
   parts.forEach((p, n) => { if (n) line.append(" · "); line.appendChild(p); });
   return line;
 }
+// A tag's repairs as one badge: "repaired: curly-quotes ×4"; each one in its tooltip and,
+// on a click, listed under it.
+function repairs(found) {
+  const counts = new Map();
+  for (const [code] of found) counts.set(code, (counts.get(code) || 0) + 1);
+  const label = [...counts].map(([code, n]) => code + (n > 1 ? " ×" + n : "")).join(", ");
+  const box = el("details", "repairs");
+  const summary = el("summary", "badge diag", "repaired: " + label);
+  summary.title = found.map(([, text]) => text).join("\n");
+  box.appendChild(summary);
+  const list = el("ul", "repair-list");
+  for (const [code, text] of found) list.appendChild(el("li", "", code + ": " + text));
+  box.appendChild(list);
+  return box;
+}
 function renderMessage(i, before) {
   const m = M[i];
   const box = el("article", "msg role-" + m.r + (m.h ? " hidden" : "")
@@ -573,11 +632,17 @@ function renderMessage(i, before) {
   box.id = "m" + i;
   box.dataset.index = i;
   const head = el("div", "head");
-  head.append(el("span", "", "#" + i), el("span", "", "session " + (m.s + 1)),
+  head.append(el("span", "", where(i)), el("span", "", "session " + (m.s + 1)),
     el("span", "", m.r + (m.n ? " · " + m.n : "")));
   if (m.h) head.appendChild(el("span", "badge flag", "hidden: not counted"));
+  if (m.u) {
+    head.appendChild(el("span", "badge flag uncounted",
+      (m.u.length === 1 ? "tag" : m.u.length + " tags") + " not counted (" + m.r + ")"));
+  }
   box.appendChild(head);
-  if (m.t) box.appendChild(textWithTags(m.t, m.r === "gm" ? m.a : null));
+  const marks = m.r === "gm" && m.a ? m.a.map((a) => [a.q, a.ok ? "ok" : "refused"])
+    : (m.u || []).map((raw) => [raw, "uncounted"]);
+  if (m.t) box.appendChild(textWithTags(m.t, marks));
   if (m.e) box.appendChild(el("pre", "event", m.e));
   if (m.a) {
     const list = el("ul", "answers");
@@ -588,6 +653,7 @@ function renderMessage(i, before) {
       if (!a.ok) li.appendChild(el("span", "reason", a.why || "refused"));
       li.appendChild(el("span", "answer-text", a.x));
       if (a.n) li.appendChild(el("span", "badge flag", "ignored: " + a.n.join(", ")));
+      if (a.r) li.appendChild(repairs(a.r));
       list.appendChild(li);
     }
     box.appendChild(list);
@@ -601,7 +667,8 @@ function renderMessage(i, before) {
   if (changes) box.appendChild(changes);
   if (m.w) {
     const more = el("details", "swipes");
-    more.appendChild(el("summary", "", m.w.length + " other swipe(s), not selected"));
+    more.appendChild(el("summary", "", plural(m.w.length, "other swipe")
+      + ", not selected"));
     more.addEventListener("toggle", () => {
       if (more.dataset.filled) return;
       more.dataset.filled = "1";
@@ -666,7 +733,7 @@ function renderState(i) {
   const before = stateAfter(i - 1), after = stateAfter(i), panel = $("state");
   panel.textContent = "";
   panel.dataset.message = i;
-  panel.appendChild(el("h2", "", i < 0 ? "Party at the start" : "Party after message #" + i));
+  panel.appendChild(el("h2", "", i < 0 ? "Party at the start" : "Party after " + where(i)));
   const place = el("p", "line place" + (before.place !== after.place ? " changed" : ""),
     placeText(after.place));
   panel.appendChild(place);
@@ -710,10 +777,27 @@ function renderState(i) {
 let drawn = false;
 function heading(box, text) { box.appendChild(el("h2", "", text)); }
 function jumpLink(i) {
-  const a = el("a", "", "#" + i);
+  const a = el("a", "", String(i));
+  a.title = where(i);
   a.addEventListener("click", () => { showTab("chat"); select(i, true); });
   return a;
 }
+// Charts are as wide as the page (their box, measured when the tab opens) and drawn at that
+// size, so text stays 11px; axes carry round-numbered ticks with light grid lines.
+function chartWidth(box) {
+  return Math.max(420, Math.floor(box.getBoundingClientRect().width) || 760);
+}
+function ticks(top, most) {
+  // Whole round steps (1, 2 or 5 × 10^k) from 0 to the first at or above top, at most about
+  // `most` of them: every value charted is a count of messages, coins or checks.
+  const raw = Math.max(top, 1) / Math.max(1, most);
+  const power = Math.pow(10, Math.max(0, Math.floor(Math.log10(raw))));
+  const step = [1, 2, 5, 10].map((f) => f * power).find((s) => s >= raw);
+  const out = [];
+  for (let n = 0; n <= Math.ceil(top / step); n++) out.push(n * step);
+  return out;
+}
+function count(v) { return v.toLocaleString("en"); }
 function drawWorth(box) {
   heading(box, "Coin worth per character");
   const series = D.charts.worth;
@@ -721,21 +805,34 @@ function drawWorth(box) {
   D.families.forEach((family, f) => {
     const mine = series.filter((s) => s.family === f);
     if (!mine.length) return;
-    const W = 760, H = 250, L = 60, R = 150, T = 24, B = 28;
-    const top = Math.max(1, ...mine.flatMap((s) => s.points.map((p) => p[1])));
-    const x = (i) => L + (i + 1) / Math.max(1, N) * (W - L - R);
+    const W = chartWidth(box), H = 280, L = 64, T = 16, B = 40;
+    const names = Math.max(...mine.map((s) => s.who.length));
+    const R = Math.min(220, 34 + names * 7);
+    const highest = Math.max(1, ...mine.flatMap((s) => s.points.map((p) => p[1])));
+    const ys = ticks(highest, 5), top = ys[ys.length - 1];
+    const xs = ticks(Math.max(1, N - 1), Math.max(2, Math.floor((W - L - R) / 90)))
+      .filter((v) => v <= N - 1);
+    const x = (i) => L + Math.max(0, i) / Math.max(1, N - 1) * (W - L - R);
     const y = (v) => T + (1 - v / top) * (H - T - B);
     const chart = svg("svg", {viewBox: "0 0 " + W + " " + H, width: W, height: H,
-      role: "img", "aria-label": family.label + " worth per character"});
-    chart.appendChild(svg("line", {x1: L, y1: y(0), x2: W - R, y2: y(0), stroke: "#999"}));
-    chart.appendChild(svg("line", {x1: L, y1: T, x2: L, y2: y(0), stroke: "#999"}));
-    for (const v of [0, Math.round(top / 2), top]) {
-      chart.appendChild(svg("text", {x: L - 4, y: y(v) + 4, "text-anchor": "end"}, v));
+      role: "img", "aria-label": family.label + " worth per character, by message"});
+    for (const v of ys) {
+      chart.appendChild(svg("line", {x1: L, y1: y(v), x2: W - R, y2: y(v),
+        stroke: v ? "#eaeef2" : "#999"}));
+      chart.appendChild(svg("text", {x: L - 6, y: y(v) + 4, "text-anchor": "end"}, count(v)));
     }
-    chart.appendChild(svg("text", {x: L, y: H - 6}, "message 0"));
-    chart.appendChild(svg("text", {x: W - R, y: H - 6, "text-anchor": "end"},
-      "message " + (N - 1)));
-    chart.appendChild(svg("text", {x: 4, y: 12}, family.unit));
+    chart.appendChild(svg("line", {x1: L, y1: T, x2: L, y2: y(0), stroke: "#999"}));
+    for (const v of xs) {
+      chart.appendChild(svg("line", {x1: x(v), y1: y(0), x2: x(v), y2: y(0) + 4,
+        stroke: "#999"}));
+      chart.appendChild(svg("text", {x: x(v), y: y(0) + 16, "text-anchor": "middle"},
+        count(v)));
+    }
+    chart.appendChild(svg("text", {x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle",
+      class: "axis-title"}, "message"));
+    chart.appendChild(svg("text", {x: 14, y: (T + y(0)) / 2, "text-anchor": "middle",
+      transform: "rotate(-90 14 " + (T + y(0)) / 2 + ")", class: "axis-title"},
+      family.unit));
     mine.forEach((s, n) => {
       const color = COLORS[n % COLORS.length];
       let d = "M" + x(s.points[0][0]) + " " + y(s.points[0][1]);
@@ -744,32 +841,43 @@ function drawWorth(box) {
       const path = svg("path", {d: d, fill: "none", stroke: color, "stroke-width": 2});
       path.appendChild(svg("title", {}, s.who + ": " + family.label));
       chart.appendChild(path);
-      chart.appendChild(svg("rect", {x: W - R + 10, y: T + n * 16, width: 10, height: 10,
+      chart.appendChild(svg("rect", {x: W - R + 12, y: T + n * 18, width: 10, height: 10,
         fill: color}));
-      chart.appendChild(svg("text", {x: W - R + 24, y: T + n * 16 + 9}, s.who));
+      chart.appendChild(svg("text", {x: W - R + 26, y: T + n * 18 + 9}, s.who));
     });
     box.appendChild(el("h3", "", family.label + " (in " + family.unit + ")"));
     box.appendChild(chart);
   });
 }
-function bars(rows, colors, labels) {
-  const W = 760, L = 180, R = 170, ROW = 20, H = 8 + rows.length * ROW;
-  const top = Math.max(1, ...rows.map((r) => r[1].reduce((a, b) => a + b, 0)));
+function bars(box, rows, colors, labels) {
+  const W = chartWidth(box), ROW = 22, T = 4, B = 34;
+  const L = Math.min(260, 16 + Math.max(...rows.map((r) => r[0].length)) * 7), R = 200;
+  const H = T + rows.length * ROW + B;
+  const highest = Math.max(1, ...rows.map((r) => r[1].reduce((a, b) => a + b, 0)));
+  const xs = ticks(highest, Math.max(2, Math.floor((W - L - R) / 80))), top = xs[xs.length - 1];
+  const x = (v) => L + v / top * (W - L - R), bottom = T + rows.length * ROW;
   const chart = svg("svg", {viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img"});
+  for (const v of xs) {
+    chart.appendChild(svg("line", {x1: x(v), y1: T, x2: x(v), y2: bottom,
+      stroke: v ? "#eaeef2" : "#999"}));
+    chart.appendChild(svg("text", {x: x(v), y: bottom + 14, "text-anchor": "middle"}, count(v)));
+  }
+  chart.appendChild(svg("text", {x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle",
+    class: "axis-title"}, labels.length > 1 ? "checks" : labels[0]));
   rows.forEach(([name, parts], n) => {
-    const y = 4 + n * ROW;
-    chart.appendChild(svg("text", {x: L - 6, y: y + 13, "text-anchor": "end"}, name));
+    const y = T + n * ROW;
+    chart.appendChild(svg("text", {x: L - 6, y: y + 14, "text-anchor": "end"}, name));
     let at = L;
     parts.forEach((v, p) => {
       if (!v) return;
       const w = v / top * (W - L - R);
-      const rect = svg("rect", {x: at, y: y, width: Math.max(1, w), height: ROW - 4,
+      const rect = svg("rect", {x: at, y: y + 2, width: Math.max(1, w), height: ROW - 6,
         fill: colors[p]});
       rect.appendChild(svg("title", {}, name + ": " + v + " " + labels[p]));
       chart.appendChild(rect);
       at += w;
     });
-    chart.appendChild(svg("text", {x: at + 4, y: y + 13},
+    chart.appendChild(svg("text", {x: at + 4, y: y + 14},
       parts.map((v, p) => v ? v + " " + labels[p] : "").filter(Boolean).join(", ")));
   });
   return chart;
@@ -785,10 +893,11 @@ function drawChecks(box) {
     by.set(c.skill, row);
   }
   const rows = [...by.entries()].sort((a, b) => a[0] < b[0] ? -1 : 1);
-  box.appendChild(bars(rows, ["#1a7f37", "#cf222e", "#8c959f"],
+  box.appendChild(bars(box, rows, ["#1a7f37", "#cf222e", "#8c959f"],
     ["success", "failure", "no result"]));
   const more = el("details");
-  more.appendChild(el("summary", "", "The dice of all " + checks.length + " checks"));
+  more.appendChild(el("summary", "", checks.length === 1 ? "The dice of the one check"
+    : "The dice of all " + checks.length + " checks"));
   more.addEventListener("toggle", () => {
     if (more.dataset.filled) return;
     more.dataset.filled = "1";
@@ -816,9 +925,10 @@ function drawLoot(box) {
   heading(box, "Loot drops by table");
   if (!D.charts.loot.length) { box.appendChild(el("p", "empty", "No loot was rolled.")); return; }
   for (const t of D.charts.loot) {
-    box.appendChild(el("h3", "", t.table + " — rolled " + t.rolls + " time(s)"));
+    box.appendChild(el("h3", "", t.table + " — rolled " + plural(t.rolls, "time")));
     if (!t.drops.length) { box.appendChild(el("p", "empty", "Nothing dropped.")); continue; }
-    box.appendChild(bars(t.drops.map(([name, n]) => [name, [n]]), ["#8250df"], ["dropped"]));
+    box.appendChild(bars(box, t.drops.map(([name, n]) => [name, [n]]), ["#8250df"],
+      ["dropped"]));
   }
 }
 function showTab(name) {

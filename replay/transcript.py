@@ -69,6 +69,17 @@ class Transcript(BaseModel):
         ]
 
 
+def place(message: int | None, line: int | None, format: TranscriptFormat) -> str:
+    """How every output names a place in a chat: ``message 3 (line 4)`` — the message's
+    number in the flattened transcript (0-based, as in the replay JSON) and the file's
+    1-based line; in an OpenAI messages array, the 1-based entry of the array instead of
+    the line. A line that holds no message (it was skipped) is ``line 4`` alone."""
+    unit = "entry" if format == "openai" else "line"
+    if message is None:
+        return f"{unit} {line}" if line is not None else "the chat"
+    return f"message {message} ({unit} {line})" if line is not None else f"message {message}"
+
+
 class TranscriptError(Exception):
     """The input cannot be read as a transcript at all (missing, undecodable, unknown format)."""
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 import tagparse
 from engine import Answer, Game, State, TurnContext, apply_reply, load_ruleset, start_state
@@ -34,3 +38,19 @@ def answer(game: Game, state: State, text: str,
 def bag(state: State, who: str) -> list[tuple[str, int]]:
     character = next(c for c in state.characters if c.name == who)
     return [(s.name, s.count) for s in character.bag]
+
+
+def system_program(program: str, why: str) -> str:
+    """The path of a system program some tests need (``redis-server``, ``/usr/bin/chromium``).
+
+    Missing, the test skips, saying so — except under CI (the ``CI`` environment variable
+    set), where a missing program fails the test: a CI run must not pass by skipping what it
+    was meant to check (scripts/test installs both with apt-get)."""
+    found = program if os.path.isabs(program) and os.access(program, os.X_OK) \
+        else shutil.which(program)
+    if found:
+        return found
+    message = f"{program} is not installed ({why}; scripts/test installs it with apt-get)"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message}; CI is set, so a missing program fails", pytrace=False)
+    pytest.skip(message)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 
@@ -32,3 +33,33 @@ def _escape(part: str | int) -> str:
 def pointer(*parts: str | int) -> str:
     """The RFC 6901 JSON pointer of a path into the ruleset document."""
     return "".join("/" + _escape(part) for part in parts)
+
+
+# How alike a typo and a known name must be (difflib's ratio) to be suggested: "sneek" and
+# "sneak" are 0.8, "traned" and "trained" 0.92; "catalogs" and "tags" (0.67) are not.
+CLOSE = 0.75
+
+
+def nearest(word: str, known: Iterable[str]) -> str | None:
+    """The known name a typo most likely meant: the same name in another case, else the
+    closest by :mod:`difflib`'s ratio (at least :data:`CLOSE`), else None. A catalog reference
+    (``kit/hand-ax``) is compared by its entry id among the same catalog's, so a shared
+    ``kit/`` never makes two different entries look alike."""
+    names = sorted(set(known))
+    folded = word.casefold()
+    for name in names:
+        if name.casefold() == folded:
+            return name
+    head, slash, tail = word.rpartition("/")
+    if slash:
+        inside = {name[len(head) + 1:]: name for name in names if name.startswith(head + "/")}
+        close = difflib.get_close_matches(tail, list(inside), n=1, cutoff=CLOSE)
+        return inside[close[0]] if close else None
+    close = difflib.get_close_matches(word, names, n=1, cutoff=CLOSE)
+    return close[0] if close else None
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """`` (did you mean "sneak"?)`` for a name that is not known, or nothing."""
+    found = nearest(word, known)
+    return f' (did you mean "{found}"?)' if found is not None else ""

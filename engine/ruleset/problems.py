@@ -3,15 +3,16 @@ import, so an impossible rule is refused at load and never discovered in play)."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import UnionType
+from typing import Annotated, Any, Literal, TypeGuard, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
 from ..dice import parse_dice
 from .effects import Modifier
 from .items import Item, ItemBlock
-from .pointers import Problem, RulesetError, pointer
+from .pointers import Problem, RulesetError, did_you_mean, pointer
 from .references import block_problems, stat_value_problem
 from .references import duplicates as _duplicates
 from .resolution import resolution_problems
@@ -25,12 +26,14 @@ __all__ = ["Problem", "RulesetError", "cross_references", "pointer", "stat_value
 LIVE = "reads live state (a pool, an item or a derived value that does)"
 
 
-def from_validation_error(error: ValidationError, document: Any) -> list[Problem]:
+def from_validation_error(error: ValidationError, document: Any,
+                          model: type[BaseModel] | None = None) -> list[Problem]:
     """Turn pydantic's errors into pointers that exist in the author's document.
 
     pydantic's ``loc`` also names union members and validator functions; walking the document
     along the ``loc`` and stopping at the first step that is not in it gives the place the
-    author has to look at.
+    author has to look at. With the ``model`` that was validated, an unknown key names the
+    known key it most likely meant.
     """
     seen: dict[str, list[str]] = {}
     for item in error.errors(include_url=False):
@@ -47,12 +50,62 @@ def from_validation_error(error: ValidationError, document: Any) -> list[Problem
         message = str(item["msg"])
         if item["type"] == "extra_forbidden":
             message = f'unknown key "{parts[-1]}"' if parts else "unknown key"
+            if parts and model is not None:
+                message += did_you_mean(str(parts[-1]), known_keys(model, item["loc"][:-1]))
         elif item["type"] == "missing":
             message = f'missing required key "{item["loc"][-1]}"'
         messages = seen.setdefault(pointer(*parts), [])
         if message not in messages:
             messages.append(message)
     return [Problem(where, "; ".join(messages)) for where, messages in seen.items()]
+
+
+def known_keys(model: type[BaseModel], loc: Sequence[str | int]) -> set[str]:
+    """The keys an object at ``loc`` (pydantic's error location, union tags and all) may
+    have: the fields of the model or models that the location leads to, by their JSON names."""
+    types: list[Any] = [model]
+    for step in loc:
+        models = [t for t in _members(types) if _is_model(t)]
+        fields = [f for m in models for name, f in m.model_fields.items()
+                  if step in (name, f.alias)]
+        if fields:
+            types = [f.annotation for f in fields]
+            continue
+        chosen = [m for m in models if m.__name__ == step or _tagged(m, step)]
+        if chosen:  # the step names a member of a union
+            types = chosen
+            continue
+        types = [args[-1] if get_origin(t) in (dict, Mapping) else args[0]
+                 for t in _members(types)
+                 if get_origin(t) is not None and (args := get_args(t))]
+    return {f.alias or name for m in _members(types) if _is_model(m)
+            for name, f in m.model_fields.items()}
+
+
+def _members(types: Sequence[Any]) -> list[Any]:
+    """The types a union or an ``Annotated`` stands for, flattened."""
+    found: list[Any] = []
+    pending = list(types)
+    while pending:
+        kind = pending.pop(0)
+        origin = get_origin(kind)
+        if origin is Annotated:
+            pending.insert(0, get_args(kind)[0])
+        elif origin in (Union, UnionType):
+            pending[:0] = [arg for arg in get_args(kind) if arg is not type(None)]
+        else:
+            found.append(kind)
+    return found
+
+
+def _is_model(kind: Any) -> TypeGuard[type[BaseModel]]:
+    return isinstance(kind, type) and issubclass(kind, BaseModel)
+
+
+def _tagged(model: type[BaseModel], tag: str | int) -> bool:
+    """Whether ``tag`` is a literal value of one of the model's fields (a union's tag)."""
+    return any(get_origin(f.annotation) is Literal and tag in get_args(f.annotation)
+               for f in model.model_fields.values())
 
 
 def _refs_live(ref: ValueRef, derived_live: Mapping[str, bool],
@@ -472,5 +525,5 @@ def validate(document: Any) -> tuple[Ruleset | None, list[Problem]]:
     try:
         ruleset = Ruleset.model_validate(document)
     except ValidationError as error:
-        return None, from_validation_error(error, document)
+        return None, from_validation_error(error, document, Ruleset)
     return ruleset, cross_references(ruleset)

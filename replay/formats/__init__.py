@@ -230,8 +230,12 @@ def json_lines(text: str) -> tuple[list[tuple[int, Any]], list[ReadDiagnostic]]:
                 ReadDiagnostic(line=number, code=BAD_JSON, message="JSON nested too deeply")
             )
         except ValueError as error:
+            # The line is the file's; the decoder's own "line 1 column 70" would be a second,
+            # different line number, so only its column is kept.
+            reason = (f"{error.msg} at column {error.colno}"
+                      if isinstance(error, json.JSONDecodeError) else one_line(error))
             diagnostics.append(
-                ReadDiagnostic(line=number, code=BAD_JSON, message=f"not JSON: {one_line(error)}")
+                ReadDiagnostic(line=number, code=BAD_JSON, message=f"not JSON: {reason}")
             )
         else:
             if escapes and ESCAPED_SURROGATE.search(line) and scrub_surrogates(value):

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, get_args
 
+from engine.ruleset.pointers import did_you_mean
 from engine.trusted import trusted
 from replay.formats import fields
 from replay.transcript import (
@@ -87,7 +88,8 @@ def read_fields(
         return None
     unknown = sorted(key for key in value if key not in KEYS)
     if unknown:
-        names = ", ".join(fields.shorten(key, 30) for key in unknown[:5])
+        names = ", ".join(fields.shorten(key, 30) + did_you_mean(key, KEYS)
+                          for key in unknown[:5])
         more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
         diagnostics.append(
             ReadDiagnostic(

@@ -18,15 +18,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, ROOT
+from helpers import FIXTURES, ROOT, system_program
 
 import replay
 from replay.report import stack_label
 
 CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(),
-                                reason="Debian's chromium is not installed at /usr/bin/chromium "
-                                       "(scripts/test installs it with apt-get)")
+
+
+@pytest.fixture(autouse=True)
+def _chromium() -> None:
+    system_program(str(CHROMIUM), "the report's browser tests drive it")
+
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -120,7 +123,10 @@ def test_demo_report_click_a_turn_shows_the_bags_after_it(browser, tmp_path):
     assert page.bag("Ada") == [("Hand axe (equipped)", 1, ""), ("crowns", 1, ""),
                                ("pennies", 7, ""), ("Rope", 2, ""), ("Torch", 5, "changed")]
     assert page.bag("Bram the Quiet") == [("shillings", 4, ""), ("Torch", 0, "removed")]
-    assert page.page.inner_text("#m4").count("curly-quotes") == 4
+    # Issue 29: a tag's repairs are one badge, each repair in its tooltip and list.
+    badges = page.page.locator("#m4 li.answer .repairs summary").all_inner_texts()
+    assert badges == ["repaired: curly-quotes ×4", "repaired: upper-case-name, single-quotes ×3"]
+    assert page.page.locator("#m4 .repair-list li").count() == 8
     screenshot(page.page, "report-demo-turn-4.png")
     # Message 7: twelve poultices split at the stack limit of ten; a malformed tag is refused.
     page.click_message(7)
@@ -155,11 +161,28 @@ def test_demo_report_unselected_swipe_opens_on_demand(browser, tmp_path):
     page.close()
 
 
+def test_demo_report_a_tag_the_player_typed_is_marked_not_counted(browser, tmp_path):
+    """Issue 29: the player's "Silver lantern" tag is shown struck out, with a badge."""
+    page = Page(browser, write_report(DEMO, tmp_path / "demo.html"))
+    assert page.page.locator("#m3 .badge.uncounted").inner_text() == "tag not counted (player)"
+    assert "Silver lantern" in page.page.locator("#m3 mark.tag.uncounted").inner_text()
+    assert page.page.locator("#m3 li.answer").count() == 0
+    assert page.page.locator("#m3 .head").inner_text().startswith("message 3 (line 4)")
+    page.close()
+
+
 def test_demo_report_charts_are_inline_svg(browser, tmp_path):
     page = Page(browser, write_report(DEMO, tmp_path / "demo.html"))
     page.page.click("#tab-charts")
     assert page.page.locator("#chart-worth svg path").count() == 2  # Ada and Bram
     assert "Climb" in page.page.inner_text("#chart-checks")
+    # Issue 29: as wide as the page, with round ticks on both axes, drawn at its own size.
+    wide, box = page.page.evaluate(
+        "[document.querySelector('#chart-worth svg').getBoundingClientRect().width,"
+        " document.querySelector('#chart-worth').getBoundingClientRect().width]")
+    assert wide == box and wide > 1000
+    labels = page.page.locator("#chart-worth svg text").all_text_contents()
+    assert {"0", "5", "10"} <= set(labels) and "message" in labels and "pennies" in labels
     screenshot(page.page, "report-demo-charts.png", full=True)
     assert not page.errors and only_local(page.requests)
     page.close()

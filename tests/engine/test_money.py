@@ -53,9 +53,14 @@ PAY_TABLE = [
     ({"crown": 2, "penny": 3}, "1 crown", "Paid with crowns ×1.", {"crown": 1, "penny": 3}),
     ({"shilling": 1, "penny": 2}, "13 pennies", "Paid with shillings ×1, pennies ×1.",
      {"penny": 1}),
+    # ITM-PAY-4 pays the shilling (step 2) and gives four back (step 4): one changed hands
+    # less than the steps moved, and the answer names only what did (issue 29).
     ({"crown": 1, "shilling": 1}, "20 pennies",
-     "Paid with crowns ×1, shillings ×1; shillings ×4, pennies ×4 back.",
+     "Paid with crowns ×1; shillings ×3, pennies ×4 back.",
      {"shilling": 4, "penny": 4}),
+    # The issue's purse: 7 pennies paid at step 2 and the same 7 back at step 4.
+    ({"crown": 1, "penny": 7}, "3 shillings", "Paid with crowns ×1; shillings ×2 back.",
+     {"shilling": 2, "penny": 7}),
     ({"crown": 1}, "1 penny", "Paid with crowns ×1; shillings ×4, pennies ×11 back.",
      {"shilling": 4, "penny": 11}),
 ]
@@ -72,6 +77,25 @@ def test_itm_pay_4_change_making_table(purse, amount, text, after):
     left = sum(v * n for c, v in COINS for cc, n in purse_of(new).items() if c == cc)
     assert paid - left == {"3 shillings": 36, "1 crown": 60, "13 pennies": 13,
                            "20 pennies": 20, "1 penny": 1}[amount]
+
+
+def test_itm_pay_5_the_record_names_what_changed_hands():
+    state = party_with({"crown": 1, "penny": 7})
+    _, [reply] = answer(GAME, state, '[inventory: action="pay" amount="3 shillings"]')
+    assert (reply.record["paid"], reply.record["change"]) == ({"crown": 1}, {"shilling": 2})
+
+
+@pytest.mark.parametrize(("purse", "text"), [
+    ({"penny": 43}, "Ada cannot afford 9 crowns: the coins in the purse come to only 43 "
+                    "pennies."),
+    ({"penny": 1}, "Ada cannot afford 9 crowns: the coins in the purse come to only 1 penny."),
+    ({}, "Ada cannot afford 9 crowns: the purse holds none of these coins."),
+])
+def test_itm_pay_7_the_refusal_is_a_sentence(purse, text):
+    state = party_with(purse)
+    new, [reply] = answer(GAME, state, '[inventory: action="pay" amount="9 crowns"]')
+    assert (reply.ok, reply.reason, reply.text) == (False, "cannot-afford", text)
+    assert new is state  # ITM-PAY-10
 
 
 @pytest.mark.parametrize("amount", ["3 shillings", "3 SHILLINGS", "3 shilling", "3 Shilling",

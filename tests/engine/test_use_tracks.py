@@ -287,7 +287,10 @@ def test_no_sheet_block_without_pools_tracks_or_conditions() -> None:
     document = fixture_json("rulesets/bags.json")
     document["live"]["pools"] = []
     game = load_ruleset(document)
-    state = start_state(game, fixture_json("parties/bags.json"))
+    party = fixture_json("parties/bags.json")
+    for character in party["characters"]:
+        character.pop("pools", None)  # a pool the ruleset does not have is refused
+    state = start_state(game, party)
     assert sheet_block(game, state) == ""
     assert "SHEET" not in gm_context(game, state)
 
@@ -305,7 +308,7 @@ def test_a_ruleset_without_tracks_shows_the_block_as_before() -> None:
 @pytest.mark.parametrize(("tracks", "message"), [
     ({"wounds": 6}, "/characters/0/tracks/wounds: 6 marks is outside Wounds's 0..5"),
     ({"wounds": -1}, "/characters/0/tracks/wounds: -1 marks is outside Wounds's 0..5"),
-    ({"grit": 1}, '/characters/0/tracks/grit: unknown track "grit"'),
+    ({"grit": 1}, '/characters/0/tracks/grit: no track "grit" in the ruleset'),
 ])
 def test_a_party_track_out_of_range_or_unknown_is_refused(tracks: dict[str, int],
                                                          message: str) -> None:

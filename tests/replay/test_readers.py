@@ -153,6 +153,20 @@ def test_gmtags_unknown_keys_are_reported_and_the_message_is_kept() -> None:
     assert "'hp', 'mood'" in transcript.diagnostics[0].message
 
 
+def test_gmtags_an_unknown_key_names_the_key_it_most_likely_meant() -> None:
+    """Issue 29: a typo of a known key is a did-you-mean, not only "unknown"."""
+    transcript = parse_transcript(jsonl({"role": "gm", "txt": "a", "hiden": True}))
+    assert transcript.diagnostics[0].message == (
+        """unknown keys ignored: 'hiden' (did you mean "hidden"?), 'txt' (did you mean "text"?)""")
+
+
+def test_a_line_that_is_not_json_names_its_column_not_a_second_line() -> None:
+    transcript = parse_transcript(jsonl({"role": "gm", "text": "a"}) + '{"role": "gm" "x"}\n')
+    [diagnostic] = transcript.diagnostics
+    assert (diagnostic.line, diagnostic.message) == (
+        2, "not JSON: Expecting ',' delimiter at column 15")
+
+
 @pytest.mark.parametrize(
     ("field", "value", "attribute", "default"),
     [

@@ -105,7 +105,7 @@ def test_regress_command_exit_codes_and_update(tmp_path):
     ruleset = write_corpus(tmp_path)
     clean = runner.invoke(main, ["regress", str(tmp_path)])
     assert clean.exit_code == 0, clean.output
-    assert "0 difference(s)" in clean.output
+    assert "0 differences" in clean.output
     document = json.loads(ruleset.read_text())
     document["items"]["currencies"][0]["units"][2]["label"] = "marks"
     ruleset.write_text(json.dumps(document), encoding="utf-8")

@@ -160,15 +160,25 @@ def test_each_message_keeps_its_text_answers_and_diagnostics():
                                     'item="Silver lantern"]']]
     assert [a["k"] for a in messages[2]["a"]] == ["inventory add", "inventory add"]
     assert messages[2]["a"][0]["x"] == "Added Torch ×2 to Ada's bag."
-    # Repairs are diagnostics of the message; refusals keep their reason code and sentence.
-    assert [code for code, _ in messages[4]["g"]].count("curly-quotes") == 4
+    # Repairs go to the answer of the tag they were made in (issue 29: one badge per tag);
+    # refusals keep their reason code and sentence.
+    assert [[code for code, _ in a.get("r", [])] for a in messages[4]["a"]] == [
+        ["curly-quotes"] * 4, ["upper-case-name", *["single-quotes"] * 3]]
+    assert "g" not in messages[4]
+    malformed = next(a for a in messages[7]["a"] if a.get("why") == "malformed")
+    assert "r" not in malformed  # its reason is the refusal, not a repair
     refused = [(a["why"], a["ok"]) for a in messages[7]["a"] if not a["ok"]]
     assert refused == [("not-held", False), ("malformed", False)]
     service = next(a for a in messages[9]["a"] if a.get("why") == "service")
     assert service["x"]
-    # The hidden reply and the player's typed tag are shown, never answered.
+    # The hidden reply and the player's typed tag are shown, never answered; the typed tag is
+    # marked as not counted (issue 29).
     assert messages[5]["h"] == 1 and "a" not in messages[5]
     assert "a" not in messages[3]
+    assert messages[3]["u"] == ['[inventory: action="add" item="Silver lantern"]']
+    assert "u" not in messages[1] and "u" not in messages[5]
+    # Every message carries its line, named as everywhere: message 3 (line 4).
+    assert [m["l"] for m in messages[:4]] == [1, 2, 3, 4] and document["unit"] == "line"
 
 
 def test_bag_diffs_rebuild_the_engine_state_after_every_message():
@@ -310,7 +320,7 @@ def test_regress_view_shows_recorded_and_now_side_by_side():
                             recorded=(("ok", "true"), ("text", "Paid with crowns ×1.")),
                             now=(("ok", "true"), ("text", "Paid with crown ×1.")))
     page = render_regress_html([{"chat": "market.jsonl", **difference.to_json()}])
-    assert "1 difference(s)" in page and "market.jsonl · message 4 · line 5" in page
+    assert "1 difference</p>" in page and "market.jsonl · message 4 (line 5)" in page
     rows = re.findall(r'<tr class="(\w+)"><th>(\w+)</th><td class="recorded">(.*?)</td>'
                       r'<td class="now">(.*?)</td></tr>', page)
     assert rows == [("same", "ok", "true", "true"),

@@ -53,7 +53,7 @@ def test_chk_tal_1_a_chosen_entry_must_exist() -> None:
     with pytest.raises(PartyError) as error:
         _party(g, ["disciplines/potence", "disciplines/celerity"])
     assert str(error.value).splitlines() == [
-        '/characters/0/entries/1: unknown catalog entry "disciplines/celerity"']
+        '/characters/0/entries/1: no catalog entry "disciplines/celerity" in the ruleset']
     state = _party(g, ["disciplines/potence"])
     assert state.characters[0].entries == ("disciplines/potence",)
     exported = state.to_json()

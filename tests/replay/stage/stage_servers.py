@@ -24,6 +24,7 @@ from typing import Any, Literal
 import httpx
 import pytest
 import uvicorn
+from helpers import system_program
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -206,9 +207,7 @@ class RedisServer:
     """A throwaway redis-server on a free loopback port, nothing saved to disk."""
 
     def __init__(self) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            pytest.skip("redis-server is not installed (scripts/test installs it)")
+        binary = system_program("redis-server", "the shared snapshot cache's tests")
         self.binary = binary
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
