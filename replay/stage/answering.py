@@ -62,7 +62,9 @@ def rewrite(text: str, tags: tuple[tagparse.Tag, ...], answers: list[Answer], st
             continue  # kept as written
         if tag.start < start:
             if tag.answer is None and text[tag.end - 1] == "]":
-                pieces.append(text[at:tag.end - 1] + answer_part(tag, answer) + "]")
+                # before the closing "]", or before "\]" (a markdown-escaped close)
+                close = tag.end - 2 if text[tag.end - 2:tag.end] == "\\]" else tag.end - 1
+                pieces.append(text[at:close] + answer_part(tag, answer) + text[close:tag.end])
                 at = tag.end
             continue
         pieces.append(text[at:tag.start])

@@ -71,3 +71,14 @@ def test_a_continued_reply_answers_the_tag_that_straddles_the_old_text() -> None
     assert out.startswith('item="Rope" who="Ada" | ok="true"')
     assert tagparse.scan(before + out).tags[0].attrs == (
         ("action", "add"), ("item", "Rope"), ("who", "Ada"))
+
+
+def test_a_straddling_tag_closed_markdown_style_gets_its_answer_before_the_escape() -> None:
+    """issue 28's ``\\]`` close, in a continued reply: the answer goes before ``\\]``, so the
+    tag reads back without stray repairs."""
+    before = 'You find \\[inventory: action="add" '
+    out = whole('item="Rope" who="Ada"\\] and more.', before=before)
+    assert out.startswith('item="Rope" who="Ada" | ok="true"') and '"\\] and more.' in out
+    scanned = tagparse.scan(before + out)
+    assert scanned.tags[0].attrs == (("action", "add"), ("item", "Rope"), ("who", "Ada"))
+    assert {d.code for d in scanned.diagnostics} <= {"markdown-escape"}
