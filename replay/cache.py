@@ -53,7 +53,8 @@ T = TypeVar("T")
 SNAPSHOT_FORMAT = "gmtags-snapshot/2"
 PREFIX = "gmtags:"
 DEFAULT_CACHE_MB = 256  # the in-process store's bound, in MiB of keys and values
-ENTRY_OVERHEAD = 120  # bytes an entry of the in-process store costs besides its key and value
+ENTRY_OVERHEAD = 200  # bytes an entry of the in-process store costs besides the characters of
+# its key and value: the str and bytes headers (~80) and the ordered dict's slot and node (~100)
 DEFAULT_TTL = 7 * 24 * 3600  # seconds a Redis entry lives after it was last written
 RETRY_AFTER = 5.0  # seconds a store that failed is left alone before it is tried again
 WINDOW_TURNS = 3  # a window holds at least this many consecutive whole turns ...

@@ -20,8 +20,9 @@ from __future__ import annotations
 import json
 import re
 import threading
+import weakref
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
@@ -54,8 +55,15 @@ class Body:
     ends: Run[int]
     head: dict[str, Any]  # the members before "messages", in order
     tail: dict[str, Any]  # and after it
-    base: Body | None = None
+    # the body this one was read on, while the reader still keeps it: a strong reference would
+    # keep every earlier body of a chat alive through its successor (issue 22: memory grew
+    # with each request)
+    base_ref: weakref.ref[Body] | None = field(default=None, repr=False, compare=False)
     shared: int = 0
+
+    @property
+    def base(self) -> Body | None:
+        return self.base_ref() if self.base_ref is not None else None
 
     @cached_property
     def document(self) -> dict[str, Any]:
@@ -205,7 +213,8 @@ def _finish(raw: bytes, text: str, at: int, head: dict[str, Any], messages: Run[
         raise _Unexpected
     if _space(text, at) != len(text):
         raise _Unexpected
-    return Body(raw, messages, opened, ends, head, tail, base, shared)
+    return Body(raw, messages, opened, ends, head, tail,
+                weakref.ref(base) if base is not None else None, shared)
 
 
 def _shared_messages(raw: bytes, old: Body, search: bool) -> int:

@@ -132,3 +132,21 @@ def test_a_body_of_more_messages_than_the_reader_tracks_is_read_by_json_loads() 
     raw = b'{"messages":[' + b",".join([b"{}"] * (MAX_MESSAGES + 1)) + b"]}"
     read = BodyReader().read(raw)
     assert not isinstance(read, Body) and read == json.loads(raw)
+
+
+def test_a_body_does_not_keep_the_bodies_it_was_read_on_alive() -> None:
+    """Issue 22, finding 6: each body kept its base alive, and so every earlier body of a
+    chat: memory grew with every request. Only the reader's recent bodies stay."""
+    import gc
+    import weakref
+
+    reader = BodyReader(recent=2)
+    messages: list[dict[str, str]] = []
+    kept = []
+    for turn in range(12):
+        messages.append({"role": "user", "content": f"turn {turn}"})
+        body = reader.read(json.dumps({"messages": messages}).encode())
+        kept.append(weakref.ref(body))
+        assert turn == 0 or body.base is not None  # the last body is still there to share
+    gc.collect()
+    assert [ref() is None for ref in kept] == [True] * 10 + [False] * 2

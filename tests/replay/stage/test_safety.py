@@ -25,7 +25,7 @@ from freezegun import freeze_time
 from stage_servers import FIXTURES, FakeModel, ServerThread, Stage, free_port, start_stage
 
 from replay import replay
-from replay.cache import MemoryStore, SnapshotCache, fold_turns, openai_turns
+from replay.cache import ENTRY_OVERHEAD, MemoryStore, SnapshotCache, fold_turns, openai_turns
 from replay.files import load_party, load_ruleset
 from replay.record import answered_form, answered_tags, read_source
 from replay.stage import app as stage_app
@@ -465,7 +465,7 @@ def test_the_in_process_store_never_holds_more_than_its_bytes() -> None:
         store.put_many({f"k{index}": b"x" * (index % 700)})
         store.claim_many({f"w{index}": b"y" * 40})
         assert store.size <= store.max_bytes
-    assert store.size == sum(len(k) + len(v) + 120 for k, v in store._items.items())
+    assert store.size == sum(len(k) + len(v) + ENTRY_OVERHEAD for k, v in store._items.items())
     assert store.get_many(["k1999"]) == [b"x" * (1999 % 700)]
 
 
