@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import random
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -276,3 +278,34 @@ def stage(model: FakeModel, games_dir: Path) -> Iterator[Stage]:
     running = start_stage(model, games_dir)
     yield running
     running.server.stop()
+
+
+def serve_process(args: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str],
+                                                                         str, list[str]]:
+    """A real ``gmtags serve`` process: (process, base URL, the lines it wrote so far)."""
+    port = free_port()
+    process = subprocess.Popen([str(Path(sys.executable).parent / "gmtags"), "serve", *args, "--port", str(port)],
+                               stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "GMTAGS_KEY": "", **(env or {})})
+    assert process.stderr is not None
+    lines: list[str] = []
+    for line in process.stderr:
+        lines.append(line)
+        if "serving" in line:
+            break
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            httpx.get(url + "/healthz", timeout=5)
+            break
+        except httpx.HTTPError:
+            continue
+    return process, url, lines
+
+
+def stop_process(process: subprocess.Popen[str], lines: list[str]) -> str:
+    process.terminate()
+    assert process.stderr is not None
+    rest = process.stderr.read()
+    process.wait(timeout=30)
+    return "".join(lines) + rest

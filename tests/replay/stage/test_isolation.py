@@ -11,8 +11,6 @@ request but its last two turns, and ending where the request goes on.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,7 +21,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stage_servers import FakeModel, RedisServer, Stage, free_port, start_stage
+from stage_servers import FakeModel, RedisServer, Stage, serve_process, start_stage, stop_process
 
 from replay.cache import MemoryStore, RedisStore
 from replay.stage.app import SECTION_BEGIN
@@ -291,33 +289,16 @@ def test_a_chat_edited_near_its_start_folds_its_edit(stage: Stage, model: FakeMo
 # --- the same through a real `gmtags serve` process ---------------------------------------------
 
 @pytest.fixture
-def serve_process(model: FakeModel, games_dir: Path) -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [GMTAGS, "serve", "--upstream", model.url, "--games", str(games_dir), "--port",
-         str(port)], stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "GMTAGS_KEY": ""})
-    assert process.stderr is not None
-    for line in process.stderr:
-        if "serving" in line:
-            break
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            httpx.get(url + "/healthz", timeout=5)
-            break
-        except httpx.HTTPError:
-            continue
+def serving(model: FakeModel, games_dir: Path) -> Iterator[str]:
+    process, url, lines = serve_process(["--upstream", model.url, "--games", str(games_dir)])
     yield url
-    process.terminate()
-    process.wait(timeout=30)
-    process.stderr.close()
+    stop_process(process, lines)
 
 
 def test_gmtags_serve_answers_a_new_chat_from_its_own_messages(
-        serve_process: str, model: FakeModel) -> None:
+        serving: str, model: FakeModel) -> None:
     model.script["ok then"] = "Fine."
-    url = serve_process + "/games/harrow/v1/chat/completions"
+    url = serving + "/games/harrow/v1/chat/completions"
     httpx.post(url, json={"model": "m", "messages": [
         user("Chat A. I rob the bank."), gm(ROB), user("ok then")]}, timeout=60)
     with_a = section_of(model.requests[-1])

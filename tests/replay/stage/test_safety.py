@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import shutil
 import subprocess
@@ -22,7 +21,16 @@ from typing import Any
 import httpx
 import pytest
 from freezegun import freeze_time
-from stage_servers import FIXTURES, FakeModel, ServerThread, Stage, free_port, start_stage
+from stage_servers import (
+    FIXTURES,
+    FakeModel,
+    ServerThread,
+    Stage,
+    free_port,
+    serve_process,
+    start_stage,
+    stop_process,
+)
 
 from replay import replay
 from replay.cache import ENTRY_OVERHEAD, MemoryStore, SnapshotCache, fold_turns, openai_turns
@@ -125,43 +133,12 @@ def test_keys_are_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch) -> 
 
 # --- finding 4: credentials and query strings in --upstream ---------------------------------------
 
-def _serve(args: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str],
-                                                                         str, list[str]]:
-    """A real ``gmtags serve`` process: (process, base URL, the lines it wrote so far)."""
-    port = free_port()
-    process = subprocess.Popen([GMTAGS, "serve", *args, "--port", str(port)],
-                               stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "GMTAGS_KEY": "", **(env or {})})
-    assert process.stderr is not None
-    lines: list[str] = []
-    for line in process.stderr:
-        lines.append(line)
-        if "serving" in line:
-            break
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            httpx.get(url + "/healthz", timeout=5)
-            break
-        except httpx.HTTPError:
-            continue
-    return process, url, lines
-
-
-def _stop(process: subprocess.Popen[str], lines: list[str]) -> str:
-    process.terminate()
-    assert process.stderr is not None
-    rest = process.stderr.read()
-    process.wait(timeout=30)
-    return "".join(lines) + rest
-
-
 def test_upstream_credentials_are_sent_and_never_logged(model: FakeModel,
                                                         games_dir: Path) -> None:
     assert model.server is not None
     upstream = (f"http://gm-user:pa55word@127.0.0.1:{model.server.port}/v1"
                 f"?api-key=query-s3cret")
-    process, url, lines = _serve(["--upstream", upstream, "--games", str(games_dir)],
+    process, url, lines = serve_process(["--upstream", upstream, "--games", str(games_dir)],
                                  {"GMTAGS_KEY": KEY})
     try:
         response = httpx.post(url + "/games/harrow/v1/chat/completions",
@@ -171,7 +148,7 @@ def test_upstream_credentials_are_sent_and_never_logged(model: FakeModel,
         httpx.post(url + "/games/nowhere/v1/chat/completions", json={}, timeout=60,
                    headers={"Authorization": f"Bearer {KEY}"})
     finally:
-        log = _stop(process, lines)
+        log = stop_process(process, lines)
     assert model.queries[-1] == "api-key=query-s3cret"  # the query string is kept and sent
     assert model.headers[-1]["authorization"].startswith("Basic ")  # user-info as Basic auth
     assert "HTTP Request: POST" in log and "game=harrow status=200" in log
@@ -430,7 +407,7 @@ def games_with_a_broken_one(tmp_path: Path) -> Path:
 
 def test_a_broken_game_folder_disables_its_game_not_the_server(
         model: FakeModel, games_with_a_broken_one: Path) -> None:
-    process, url, lines = _serve(["--upstream", model.url, "--games",
+    process, url, lines = serve_process(["--upstream", model.url, "--games",
                                   str(games_with_a_broken_one)])
     try:
         ok = httpx.post(url + "/games/harrow/v1/chat/completions",
@@ -438,7 +415,7 @@ def test_a_broken_game_folder_disables_its_game_not_the_server(
         broken = httpx.post(url + "/games/broken/v1/chat/completions",
                             json={"model": "m", "messages": [user("hi")]}, timeout=60)
     finally:
-        log = _stop(process, lines)
+        log = stop_process(process, lines)
     assert ok.status_code == 200
     assert broken.status_code == 503 and broken.json()["error"]["code"] == "broken_game"
     assert f"{games_with_a_broken_one / 'broken' / 'ruleset.json'}#/" in log
