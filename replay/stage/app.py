@@ -81,10 +81,15 @@ class GmSection:
     state's stacks as they were, so only the lines of changed stacks are written.
     """
 
-    def __init__(self, game: Game, states: int = 64) -> None:
+    # Per game, so a server of many games multiplies them: enough for the latest states and
+    # stacks of a game's chats at once, and a bound on what they cost (issue 22, finding 6).
+    STATES = 16
+    LINES = 2048
+
+    def __init__(self, game: Game, states: int = STATES) -> None:
         self.game = game
         self.states = states
-        self.lines = StackLines()
+        self.lines = StackLines(self.LINES)
         self._texts: OrderedDict[int, tuple[State, str]] = OrderedDict()
         self._lock = threading.Lock()
 
