@@ -842,8 +842,11 @@ class FoldOutcome:
 
 
 def fold_turns(game: Game, start: State, turns: Sequence[Turn],
-               cache: SnapshotCache) -> FoldOutcome:
+               cache: SnapshotCache, pause: Callable[[], None] | None = None) -> FoldOutcome:
     """Fold the player and GM ``turns`` of one conversation (see :func:`openai_turns`).
+
+    ``pause`` is called after each GM reply folded: the stage passes ``time.sleep(0)`` for a
+    large fold in a worker thread, which lets the event loop take the GIL between replies.
 
     Resumes from the longest prefix already cached. A chat whose cached prefix is shorter than
     a window may have lost its front: it continues an earlier chat only on the evidence
@@ -886,6 +889,8 @@ def fold_turns(game: Game, start: State, turns: Sequence[Turn],
             last = tuple(a.answer for a in reply_answers)
             replies += 1
             doubts += differs
+            if pause is not None:
+                pause()
         rows.append((before, key, Snapshot(state, replies, last, doubts)))
         before = key
     outcome.folded = len(rows)

@@ -250,7 +250,10 @@ def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Bod
         # SillyTavern's Continue: the last GM message is the start of the reply being written.
         before = turns[-1].text
         turns = cache.drop_last(turns)
-    outcome = fold_turns(folder.game, folder.start, turns, cache)
+    # A large body folds in a worker thread: between its replies it gives the GIL back, so
+    # small requests on the event loop are not kept waiting behind it (issue 22, finding 8).
+    pause = None if _small(body) else _yield_gil
+    outcome = fold_turns(folder.game, folder.start, turns, cache, pause)
     section = folder.section(outcome.snapshot.state, outcome.snapshot.last_answers)
     leading = 0
     while leading < len(messages) and isinstance(messages[leading], dict) and messages[
@@ -293,6 +296,10 @@ async def _read_json(request: Request, limit: int, reader: BodyReader | None = N
     if len(raw) <= INLINE_BODY:
         return _parse(raw, reader)
     return await run_in_threadpool(_parse, raw, reader)
+
+
+def _yield_gil() -> None:
+    time.sleep(0)
 
 
 def _small(read: dict[str, Any] | Body) -> bool:

@@ -344,8 +344,10 @@ def test_large_bodies_are_parsed_and_folded_off_the_event_loop(
         threads["prepare"].append(threading.get_ident())
         return prepare(*args)
 
+    yields: list[int] = []
     monkeypatch.setattr(stage_app, "_parse", parsing)
     monkeypatch.setattr(stage_app, "prepare", preparing)
+    monkeypatch.setattr(stage_app, "_yield_gil", lambda: yields.append(1))
     big = [m for index in range(400) for m in (
         user(f"turn {index} " + "x" * 100),
         gm('Found. [inventory: action="add" item="Torch" who="Ada"]'))]
@@ -355,6 +357,7 @@ def test_large_bodies_are_parsed_and_folded_off_the_event_loop(
     loop_thread = stage.server.thread.ident
     assert threads["parse"][0] != loop_thread and threads["prepare"][0] != loop_thread
     assert threads["parse"][1] == loop_thread == threads["prepare"][1]
+    assert len(yields) == 400  # the large fold gave the GIL back after each of its replies
 
 
 def test_each_request_has_one_access_line_without_secrets(
