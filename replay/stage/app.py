@@ -283,8 +283,8 @@ def _authorised(request: Request, config: StageConfig) -> bool:
 
 
 async def _read_json(request: Request, limit: int, reader: BodyReader | None = None) -> Any:
-    """The request's JSON (a :class:`Body` for a chat request read by ``reader``), parsed in a
-    worker thread: a large body must not hold the event loop."""
+    """The request's JSON (a :class:`Body` for a chat request read by ``reader``); a body over
+    :data:`INLINE_BODY` bytes is parsed in a worker thread, so that it does not hold the loop."""
     size = 0
     chunks: list[bytes] = []
     async for chunk in request.stream():
@@ -433,7 +433,7 @@ def build_app(config: StageConfig) -> Starlette:
     async def _whole(request: Request, prepared: Prepared, stream: ReplyStream,
                      headers: dict[str, str], deadline: Deadline) -> Response:
         try:
-            status, raw, _ = await _unless_gone(request, _within(deadline, _read_reply(
+            status, raw = await _unless_gone(request, _within(deadline, _read_reply(
                 client, upstream.endpoint("chat/completions"), prepared.content(), headers,
                 deadline)))
         except ClientGone:
@@ -450,8 +450,7 @@ def build_app(config: StageConfig) -> Starlette:
             return error(502, "the model server's answer is not a chat completion",
                          "upstream_error", "upstream_protocol")
         document, message = completion
-        text = stream.feed(unicode_text(message.get("content") or "")) + stream.finish()
-        message["content"] = text
+        message["content"] = _answered(stream, message)
         document["gmtags"] = _metadata(prepared, stream)
         return JSONResponse(document)
 
@@ -477,7 +476,7 @@ def build_app(config: StageConfig) -> Starlette:
         kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
         events = _relay(reply, prepared, stream, deadline, config) \
             if kind in ("text/event-stream", "") else \
-            _restream(reply, prepared, stream, deadline)
+            _restream(reply, prepared, stream, deadline, config)
         return StreamingResponse(events, media_type="text/event-stream",
                                  headers={"cache-control": "no-cache"})
 
@@ -537,21 +536,30 @@ async def _within(deadline: Deadline, work: Coroutine[Any, Any, T]) -> T:
 
 
 async def _read_reply(client: httpx.AsyncClient, url: httpx.URL, content: bytes,
-                      headers: dict[str, str], deadline: Deadline,
-                      ) -> tuple[int, bytes, str]:
-    """(status, body, content type) of a non-stream request, the deadline checked between the
-    chunks of the body, which is read up to :data:`MAX_UPSTREAM_BODY` bytes."""
+                      headers: dict[str, str], deadline: Deadline) -> tuple[int, bytes]:
+    """(status, body) of a non-stream request (:func:`_body`)."""
     async with client.stream("POST", url, content=content, headers=headers) as reply:
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in reply.aiter_bytes():
-            if deadline.passed:
-                raise DeadlinePassed
-            size += len(chunk)
-            if size > MAX_UPSTREAM_BODY:
-                break
-            chunks.append(chunk)
-        return reply.status_code, b"".join(chunks), reply.headers.get("content-type", "")
+        return reply.status_code, await _body(reply, deadline)
+
+
+async def _body(reply: httpx.Response, deadline: Deadline) -> bytes:
+    """A model server's whole answer, up to :data:`MAX_UPSTREAM_BODY` bytes, the deadline
+    checked between its chunks (:class:`DeadlinePassed`)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in reply.aiter_bytes():
+        if deadline.passed:
+            raise DeadlinePassed
+        size += len(chunk)
+        if size > MAX_UPSTREAM_BODY:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _answered(stream: ReplyStream, message: dict[str, Any]) -> str:
+    """A whole completion's message content, with its tags answered."""
+    return stream.feed(unicode_text(message.get("content") or "")) + stream.finish()
 
 
 def _completion(raw: bytes) -> tuple[dict[str, Any], dict[str, Any]] | None:
@@ -566,10 +574,14 @@ def _completion(raw: bytes) -> tuple[dict[str, Any], dict[str, Any]] | None:
     return document, message
 
 
-def _deadline_failure(config: StageConfig) -> JSONResponse:
+def _deadline_passed(config: StageConfig) -> str:
+    """Log that a reply passed ``--deadline``; the message for the client."""
     log.warning("model server: the reply took longer than --deadline %ss", config.deadline)
-    return error(504, f"the reply took longer than the stage's deadline ({config.deadline} s)",
-                 "upstream_error", "deadline")
+    return f"the reply took longer than the stage's deadline ({config.deadline} s)"
+
+
+def _deadline_failure(config: StageConfig) -> JSONResponse:
+    return error(504, _deadline_passed(config), "upstream_error", "deadline")
 
 
 class ClientGone(Exception):
@@ -622,10 +634,7 @@ async def _relay(reply: httpx.Response, prepared: Prepared, stream: ReplyStream,
     try:
         async for line in reply.aiter_lines():
             if deadline.passed:
-                log.warning("model server: the reply took longer than --deadline %ss",
-                            config.deadline)
-                yield _error_event(f"the reply took longer than the stage's deadline "
-                                   f"({config.deadline} s)", "deadline")
+                yield _error_event(_deadline_passed(config), "deadline")
                 failed = True
                 break
             if not line.startswith("data:"):
@@ -676,23 +685,21 @@ async def _relay(reply: httpx.Response, prepared: Prepared, stream: ReplyStream,
 
 
 async def _restream(reply: httpx.Response, prepared: Prepared, stream: ReplyStream,
-                    deadline: Deadline) -> AsyncIterator[bytes]:
+                    deadline: Deadline, config: StageConfig) -> AsyncIterator[bytes]:
     """A model server that answers a stream request with a whole JSON completion: its answer
     sent as one chunk and the finish; anything else an error event."""
-    chunks: list[bytes] = []
-    size = 0
+    raw = b""
     try:
-        async for chunk in reply.aiter_bytes():
-            size += len(chunk)
-            if size > MAX_UPSTREAM_BODY or deadline.passed:
-                break
-            chunks.append(chunk)
+        raw = await _body(reply, deadline)
+    except DeadlinePassed:
+        yield _error_event(_deadline_passed(config), "deadline")
+        yield b"data: [DONE]\n\n"
+        return
     except httpx.HTTPError as failure:
         log.warning("model server: failed mid-answer (%s)", type(failure).__name__)
-        chunks = []
     finally:
         await reply.aclose()
-    completion = _completion(b"".join(chunks))
+    completion = _completion(raw)
     if completion is None:
         log.warning("model server: answered a stream request with neither a stream nor a "
                     "chat completion")
@@ -701,7 +708,7 @@ async def _restream(reply: httpx.Response, prepared: Prepared, stream: ReplyStre
         yield b"data: [DONE]\n\n"
         return
     document, message = completion
-    text = stream.feed(unicode_text(message.get("content") or "")) + stream.finish()
+    text = _answered(stream, message)
     base = {"id": document.get("id", "gmtags"), "object": "chat.completion.chunk",
             "created": document.get("created", 0), "model": document.get("model")}
     finish = document["choices"][0].get("finish_reason") or "stop"
