@@ -73,6 +73,11 @@ RECENT_CHATS = 8  # requests (and chains) a SnapshotCache keeps to reuse what th
 # this many request bodies stay in memory, besides the snapshots
 
 
+def claimed(held: bytes | None, value: bytes) -> bytes:
+    """What a window key holds once ``value`` is claimed for it while it holds ``held``."""
+    return value if held is None or held == value else AMBIGUOUS
+
+
 class Store(Protocol):
     """Where snapshots live: bytes by string key. Misses are ``None``; nothing here raises."""
 
@@ -130,7 +135,7 @@ class MemoryStore:
         with self._lock:
             for key, value in items.items():
                 old = self._items.get(key)
-                self._set(key, value if old is None or old == value else AMBIGUOUS)
+                self._set(key, claimed(old, value))
             self._trim()
 
     def clear(self) -> None:
@@ -711,7 +716,7 @@ class SnapshotCache:
             for index, key in enumerate(keys):
                 kept = self._pending_windows.get(key)
                 if kept is not None:
-                    raws[index] = kept if raws[index] in (None, kept) else AMBIGUOUS
+                    raws[index] = claimed(raws[index], kept)
         return raws
 
     def continued(self, position: bytes) -> bool:
@@ -736,7 +741,7 @@ class SnapshotCache:
                 self._pending_next.add(before)
             for key, value in windows.items():
                 kept = self._pending_windows.get(key)
-                self._pending_windows[key] = value if kept in (None, value) else AMBIGUOUS
+                self._pending_windows[key] = claimed(kept, value)
             full = self._queued > MAX_PENDING
         if full:  # nobody flushes: store now rather than hold without bound
             self.flush()
