@@ -15,8 +15,8 @@ from rich.table import Table
 
 import tagparse
 from engine import Game
-from engine.prompt import gm_context
 from engine.ruleset import Ruleset
+from engine.text.prompt import gm_context
 
 from .cli_io import EXIT_PROBLEMS, Loader, Unreadable, chat_arguments, fail, load_chat, plural
 from .console import Names, console, print_replay, progress_bar

@@ -29,9 +29,9 @@ from rich.text import Text
 
 import tagparse
 from engine import Answer, Game, State
-from engine.money import purse_line
-from engine.prompt import live_sheet
-from engine.state import Character
+from engine.actions.money import purse_line
+from engine.rules.state import Character
+from engine.text.prompt import live_sheet
 
 from .cli_io import plural
 from .fold import Diagnostic, MessageAnswer, ReplayResult

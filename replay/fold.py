@@ -13,8 +13,8 @@ from typing import Any
 
 import tagparse
 from engine import Answer, Game, State, TurnContext, apply_reply, every_answer_attr
-from engine.events import apply_event
-from engine.session import start_session
+from engine.actions.events import apply_event
+from engine.actions.session import start_session
 
 from .transcript import Message, Transcript
 

@@ -25,10 +25,11 @@ from typing import Any
 
 import tagparse
 from engine import Game, State
-from engine.layers import removed_coins
-from engine.money import family_coins, held_coins, purse_line
-from engine.prompt import live_sheet
-from engine.state import Character, Stack
+from engine.actions.money import purse_line
+from engine.rules.layers import removed_coins
+from engine.rules.money import family_coins, held_coins
+from engine.rules.state import Character, Stack
+from engine.text.prompt import live_sheet
 
 from .fold import Diagnostic, MessageAnswer, ReplayResult, replay
 from .transcript import Transcript

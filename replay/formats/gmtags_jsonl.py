@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, get_args
 
+from engine.rules.trusted import trusted
 from engine.ruleset.pointers import did_you_mean
-from engine.trusted import trusted
 from replay.formats import fields
 from replay.transcript import (
     BAD_MESSAGE,

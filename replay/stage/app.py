@@ -32,7 +32,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from engine import Answer, Game, PartyError, RulesetError, State
-from engine.prompt import StackLines, state_context, with_last_answers
+from engine.text.prompt import StackLines, state_context, with_last_answers
 
 from ..cache import FoldOutcome, SnapshotCache, Store, fold_turns
 from ..files import InputError, load_party, load_ruleset, read_json
@@ -77,7 +77,7 @@ class GmSection:
     The state's blocks per state: a regenerated reply folds to the very state object the
     snapshot cache keeps parsed, and a reply that changes nothing (a check, a refusal) leaves
     the state object as it was, so only the last answers are written again. And each stack's
-    line (:class:`engine.prompt.StackLines`): the next reply's state keeps most of the last
+    line (:class:`engine.text.prompt.StackLines`): the next reply's state keeps most of the last
     state's stacks as they were, so only the lines of changed stacks are written.
     """
 

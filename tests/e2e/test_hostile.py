@@ -9,7 +9,7 @@ import pytest
 from helpers import answer, fixture_json, harrow, harrow_party
 
 import tagparse
-from engine.apply import MAX_TAGS_PER_REPLY
+from engine.actions.reply import MAX_TAGS_PER_REPLY
 from engine.ruleset import validate
 from replay import TranscriptError, parse_transcript, replay
 from replay.files import InputError, parse_json

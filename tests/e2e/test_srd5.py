@@ -16,10 +16,11 @@ import pytest
 from helpers import FIXTURES, ROOT
 
 import replay
-from engine import Game, market
+from engine import Game
+from engine.actions.money import cost_text
 from engine.dice import parse_dice
-from engine.money import cost_text
-from engine.sheet import SheetView
+from engine.rules import market
+from engine.rules.sheet import SheetView
 
 GMTAGS = shutil.which("gmtags", path=str(Path(sys.executable).parent)) or "gmtags"
 SRD = FIXTURES / "srd-5.1"

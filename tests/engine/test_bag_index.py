@@ -8,8 +8,9 @@ from helpers import fixture_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import bags, load_ruleset
-from engine.bags import (
+from engine import load_ruleset
+from engine.rules import bags
+from engine.rules.bags import (
     MAX_INDEXED_BAGS,
     Thing,
     add_to_bag,
@@ -20,10 +21,10 @@ from engine.bags import (
     stack_matches,
     take_from_bag,
 )
-from engine.carry import stack_room
-from engine.game import MAX_STACKS_PER_BAG
-from engine.money import held_coins
-from engine.state import Character, Stack
+from engine.rules.carry import stack_room
+from engine.rules.game import MAX_STACKS_PER_BAG
+from engine.rules.money import held_coins
+from engine.rules.state import Character, Stack
 
 NAMES = st.sampled_from(["Rope", "rope", "ROPE", "Torch", "Gold crown", "Straße", "STRASSE"])
 REFS = st.sampled_from(["core/rope", "core/torch", "invented/1"])

@@ -8,7 +8,7 @@ import pytest
 from helpers import answer, bag, fixture_json, harrow, harrow_party
 
 from engine import load_ruleset, start_state
-from engine.game import MAX_STACKS_PER_BAG
+from engine.rules.game import MAX_STACKS_PER_BAG
 
 GAME = harrow()
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import load_ruleset, start_state
-from engine.state import (
+from engine.rules.state import (
     _FRAGMENTS,
     Character,
     JournalEntry,

@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import load_ruleset, start_state
-from engine.bags import Thing, find_thing
-from engine.carry import distribute, encumbered, load, thresholds, unit_weight, weight_text
+from engine.actions.placing import weight_text
+from engine.rules.bags import Thing, find_thing
+from engine.rules.carry import distribute, encumbered, load, thresholds, unit_weight
 
 
 def carry_document(limit=True, unit=None, per_weight=10):
@@ -236,9 +237,9 @@ def test_itm_stack_1_stack_room_stops_early_only_once_it_knows_want_fits(counts,
     """OQ-4: the room a bag has for a thing (free stacks and room in its loose stacks). With
     ``want`` the walk may stop early: the answer is then at least ``want``, and below ``want``
     it is exact, so every caller's ``min(want, room)`` is the full walk's."""
-    from engine.carry import stack_room
-    from engine.game import MAX_STACKS_PER_BAG
-    from engine.state import Stack
+    from engine.rules.carry import stack_room
+    from engine.rules.game import MAX_STACKS_PER_BAG
+    from engine.rules.state import Stack
 
     torch = Thing("Torch", "gear/torch", None, 5)
     rope = Stack(name="Rope", item="gear/rope", count=1)

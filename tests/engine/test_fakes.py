@@ -15,17 +15,14 @@ from scipy.stats import chisquare
 import replay
 import tagparse
 from engine import TurnContext, apply_reply, load_ruleset, start_state
-from engine.fakes import (
-    add_disguised,
-    inspect_prompt,
-    reveal_on_use,
-    settle_fakes,
-)
-from engine.game import Game
-from engine.market import day_stock, market_block, market_of
-from engine.prompt import inventory_block
+from engine.actions.fakes import inspect_prompt
+from engine.actions.market import market_block
+from engine.rules.fakes import add_disguised, reveal_on_use, settle_fakes
+from engine.rules.game import Game
+from engine.rules.market import day_stock, market_of
+from engine.rules.state import Place, Stack, State
 from engine.ruleset import validate
-from engine.state import Place, Stack, State
+from engine.text.prompt import inventory_block
 
 POISON = "magic_items/potion-of-poison"
 HEALING = "magic_items/potion-of-healing"

@@ -81,7 +81,7 @@ def test_itm_bind_1_binding_up_to_max_from_the_bearers_own_sheet(state):
 
 
 def test_itm_bind_2_a_character_without_a_sheet_reads_an_empty_sheet():
-    from engine.gear import binding_max
+    from engine.rules.gear import binding_max
     assert binding_max(GAME, None) == 1  # Heart's default
 
 

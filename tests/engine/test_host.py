@@ -20,9 +20,9 @@ from engine import (
     ruleset_items,
     start_state,
 )
-from engine.events import apply_event
-from engine.prompt import stack_line
-from engine.state import Stack
+from engine.actions.events import apply_event
+from engine.rules.state import Stack
+from engine.text.prompt import stack_line
 from tests.helpers import answer, fixture_json
 
 CTX = TurnContext("seed", (0, 0))
@@ -492,7 +492,7 @@ def test_itm_money_5_purse_summary_of_a_bag_and_of_the_shared_view():
     """Each family's visible coins, largest first, and their worth in the smallest coin."""
     from helpers import harrow, harrow_party
 
-    from engine.host import purse_summary
+    from engine.actions.host import purse_summary
 
     game = harrow()
     state = harrow_party(game)

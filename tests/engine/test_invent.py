@@ -12,9 +12,9 @@ from helpers import answer, fixture_json
 
 import tagparse
 from engine import Game, State, load_ruleset, start_state
-from engine.invent import instructions, is_proposal, new_session, similar_weapon
-from engine.sheet import SheetView, effective_abilities
-from engine.state import Character
+from engine.actions.invent import instructions, is_proposal, new_session, similar_weapon
+from engine.rules.sheet import SheetView, effective_abilities
+from engine.rules.state import Character
 
 EMBER = fixture_json("rulesets/ember-roads.json")
 
@@ -459,7 +459,7 @@ def test_itm_prop_22_invented_items_are_read_by_the_sheet_checks_and_carry() -> 
                                          'who="Juno"]')
     assert answers[0].ok
     juno = state.characters[1]
-    from engine.carry import load
+    from engine.rules.carry import load
     from engine.ruleset import ValueRef
 
     assert SheetView(game, juno, state).value(ValueRef(derived="guard")) == 6 + 2 + 2

@@ -10,7 +10,7 @@ from scipy.stats import chisquare
 
 from engine import load_ruleset, start_state
 from engine.dice import Stream
-from engine.loot import find_table, roll_table
+from engine.rules.loot import find_table, roll_table
 
 GAME = harrow()
 TABLE = find_table(GAME, "mill_cache")

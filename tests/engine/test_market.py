@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import Game, State, load_ruleset, start_state
-from engine.market import named_coin, price_of, scaled
-from engine.money import held_coins
+from engine.rules.market import named_coin, price_of, scaled
+from engine.rules.money import held_coins
 
 MARKET: dict[str, Any] = {
     "prices": [

@@ -22,8 +22,9 @@ from test_market import (
 )
 
 from engine import load_ruleset
-from engine.market import day_limit, day_stock, market_block, market_instructions
-from engine.state import Place
+from engine.actions.market import market_block, market_instructions
+from engine.rules.market import day_limit, day_stock
+from engine.rules.state import Place
 
 BUY_LANTERN = '[inventory: action="buy" item="Silver lantern" seller="chandler"]'
 

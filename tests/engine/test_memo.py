@@ -10,20 +10,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import Game, load_ruleset, start_state
-from engine.bags import Thing, add_to_bag, item_of, take_from_bag
-from engine.carry import load, stack_weight
-from engine.gear import slots_in_use
-from engine.memo import IdentityMemo
-from engine.sheet import (
+from engine.rules.bags import Thing, add_to_bag, item_of, take_from_bag
+from engine.rules.carry import load, stack_weight
+from engine.rules.gear import slots_in_use
+from engine.rules.items import item_is_worn
+from engine.rules.memo import IdentityMemo
+from engine.rules.sheet import (
     _CHANGES,
     _OWNED,
     Owned,
     active_parts,
     effective_abilities,
-    item_is_worn,
     owned_items,
 )
-from engine.state import Character, Stack
+from engine.rules.state import Character, Stack
 
 
 def test_a_value_is_found_only_for_the_very_same_objects() -> None:
@@ -149,7 +149,7 @@ def test_reuse_ends_equals_making_everything_and_makes_only_the_changed_middle()
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from engine.memo import reuse_ends, shared_ends
+    from engine.rules.memo import reuse_ends, shared_ends
 
     pool = [object() for _ in range(6)]
     tuples = st.lists(st.sampled_from(pool), max_size=12).map(tuple)

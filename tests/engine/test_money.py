@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import load_ruleset, start_state
-from engine.money import family_coins, make_change, purse_line
+from engine.actions.money import purse_line
+from engine.rules.money import family_coins, make_change
 from engine.ruleset import Cost
 
 GAME = harrow()
@@ -215,7 +216,7 @@ def test_itm_money_6_purse_line():
 
 
 def test_itm_money_7_cost_text():
-    from engine.money import cost_text
+    from engine.actions.money import cost_text
     assert cost_text(GAME, Cost(amount=3, unit="shilling")) == "costs 3 shillings"
     assert cost_text(GAME, Cost(amount=1, unit="shilling")) == "costs 1 shilling"
 

@@ -8,15 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import load_ruleset, start_state
-from engine.prompt import (
-    StackLines,
-    effect_text,
-    instructions,
-    inventory_block,
-    item_line,
-    stack_line,
-)
-from engine.state import Stack
+from engine.actions.describe import effect_text, item_line
+from engine.rules.state import Stack
+from engine.text.prompt import StackLines, instructions, inventory_block, stack_line
 
 GAME = harrow()
 

@@ -8,8 +8,8 @@ import pytest
 from scipy.stats import chisquare
 
 from engine import Game, State, TurnContext
-from engine.events import apply_event
-from engine.prompt import stack_line
+from engine.actions.events import apply_event
+from engine.text.prompt import stack_line
 from tests.engine.test_use import BELL, bell, grave, grave_party, kit_item, person
 from tests.helpers import answer
 

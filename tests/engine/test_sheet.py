@@ -6,8 +6,8 @@ import pytest
 from helpers import answer, fixture_json
 
 from engine import load_ruleset, start_state
+from engine.rules.sheet import SheetView, effective_abilities
 from engine.ruleset import ValueRef
-from engine.sheet import SheetView, effective_abilities
 
 
 def sheet_document():
@@ -139,7 +139,7 @@ def test_huge_sheet_numbers_stay_finite(state):
     """A value reference never reads infinity or NaN, so nothing downstream (``int()``,
     ``math.floor``) can overflow: products of big constants, a floor division by a tiny one,
     and an invented item's huge stat times its count are held at ±MAX_SHEET_NUMBER."""
-    from engine.sheet import MAX_SHEET_NUMBER
+    from engine.rules.sheet import MAX_SHEET_NUMBER
 
     document = sheet_document()
     big, tiny = {"const": 1e300}, {"const": 1e-300}

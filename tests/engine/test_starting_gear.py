@@ -9,8 +9,8 @@ import pytest
 from helpers import bag
 
 from engine import TurnContext, load_ruleset, start_state
-from engine.events import apply_event
-from engine.starting_gear import starting_gear_for
+from engine.actions.events import apply_event
+from engine.actions.starting_gear import starting_gear_for
 from replay import parse_transcript, replay
 
 # The spec's own 5e example (ITM-GEAR, §17.1), verbatim, in a small 5e-like ruleset.

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from engine.state import Character, JournalEntry, Stack, State
+from engine.rules.state import Character, JournalEntry, Stack, State
 
 UPDATES = st.fixed_dictionaries({}, optional={
     "count": st.integers(1, 99), "equipped": st.booleans(), "name": st.text(max_size=5),

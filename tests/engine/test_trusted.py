@@ -1,14 +1,14 @@
-"""engine.trusted builds the very value the model's constructor builds from fields already of
+"""engine.rules.trusted builds the very value the model's constructor builds from fields already of
 their types (issue 13: the fold's answers, new stacks and read messages skip re-validation)."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.answers import Answer, TagRef, accepted
-from engine.bags import Thing
-from engine.state import Stack
-from engine.trusted import trusted
+from engine.actions.answers import Answer, TagRef, accepted
+from engine.rules.bags import Thing
+from engine.rules.state import Stack
+from engine.rules.trusted import trusted
 from replay.transcript import Message
 from tagparse import scan
 

@@ -11,10 +11,10 @@ import pytest
 from scipy.stats import chisquare
 
 from engine import Game, State, TurnContext, load_ruleset, start_state
+from engine.actions.events import apply_event
+from engine.actions.use import use_tag
 from engine.dice import Stream
-from engine.events import apply_event
-from engine.prompt import stack_line
-from engine.use import use_tag
+from engine.text.prompt import stack_line
 from tagparse import Tag
 from tests.helpers import answer, fixture_json
 
@@ -459,7 +459,7 @@ def test_bad_item_names_are_refused_not_raised(item: str) -> None:
     game = grave()
     state = grave_party(game, [bell()])
     tag = Tag("inventory", (("action", "use"), ("item", item), ("who", "Ada")), 0, 0, "", None)
-    new, result = use_tag(game, state, tag, TurnContext(state.seed, (0, 0)))
+    new, result = use_tag.answer(game, state, tag, TurnContext(state.seed, (0, 0)))
     if item.strip() == "Dawn bell":
         assert result.ok
     else:

@@ -33,11 +33,11 @@ from hypothesis.stateful import (
 
 import tagparse
 from engine import Answer, Game, State, TurnContext, apply_reply, load_ruleset, start_state
-from engine.apply import MAX_TAGS_PER_REPLY, answer_tag
-from engine.bags import find_thing, item_of, stack_limit
-from engine.events import apply_event
-from engine.game import DEFAULT_STACK, MAX_STACKS_PER_BAG
-from engine.money import parse_amount
+from engine.actions.events import apply_event
+from engine.actions.money import parse_amount
+from engine.actions.reply import MAX_TAGS_PER_REPLY, answer_tag
+from engine.rules.bags import find_thing, item_of, stack_limit
+from engine.rules.game import DEFAULT_STACK, MAX_STACKS_PER_BAG
 from replay import parse_transcript, replay
 from replay.cache import MemoryStore, SnapshotCache, Turn, fold_turns
 

@@ -12,7 +12,7 @@ import pytest
 from helpers import FIXTURES
 
 import replay
-from engine.market import market_block
+from engine.actions.market import market_block
 
 CHAT = FIXTURES / "chats" / "markets.jsonl"
 RULESET = FIXTURES / "rulesets" / "gravewatch.json"

@@ -10,8 +10,8 @@ from helpers import FIXTURES
 
 import replay
 from engine import State
-from engine.prompt import StackLines, inventory_block
-from engine.state import plain_canonical
+from engine.rules.state import plain_canonical
+from engine.text.prompt import StackLines, inventory_block
 
 CHATS = [("bags-200.jsonl", "bags.json", "bags.json"),
          ("markets.jsonl", "gravewatch.json", "markets.json"),

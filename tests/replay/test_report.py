@@ -22,7 +22,7 @@ from helpers import FIXTURES
 
 import replay
 from engine import Answer, State
-from engine.answers import TagRef
+from engine.actions.answers import TagRef
 from replay.cli import main
 from replay.fold import MessageAnswer, ReplayResult
 from replay.regress import Difference

@@ -13,8 +13,8 @@ from scipy.stats import chisquare
 
 import tagparse
 from engine import Answer, Game, State, Stream, TurnContext, apply_reply, load_ruleset, start_state
-from engine.checks.request import Request, Rolled
-from engine.sheet import SheetView
+from engine.rules.checks.read import CheckRead, Rolled
+from engine.rules.sheet import SheetView
 from tests.helpers import fixture_json
 
 KINDS = {
@@ -54,9 +54,9 @@ def check(g: Game, state: State, text: str, turn: tuple[int, ...] = (0, 0)) -> t
 
 
 def request(g: Game, *, sheet: float = 0, rank: float = 0, kind: str = "skill",
-            ident: str = "x", attrs: Mapping[str, str] | None = None, **extra: Any) -> Request:
+            ident: str = "x", attrs: Mapping[str, str] | None = None, **extra: Any) -> CheckRead:
     """A check whose sheet number is ``sheet`` (all in the ability part) and tier ``rank``."""
-    return Request(who="T", kind=kind, ident=ident, label="Test",  # type: ignore[arg-type]
+    return CheckRead(who="T", kind=kind, ident=ident, label="Test",  # type: ignore[arg-type]
                    attrs=dict(attrs or {}), view=SheetView(g, None), ability=None,
                    ability_part=sheet, rank=rank, own_bonus=0, **extra)
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from check_support import assert_law, convolve, draws, game, request, uniform
 
-from engine.checks import against, highest, outcomes, pool, symbols
-from engine.checks import sum as dice_sum
-from engine.checks.request import Rolled
+from engine.actions.checks import against, highest, outcomes, pool, symbols
+from engine.actions.checks import sum as dice_sum
+from engine.rules.checks.read import Rolled
 from engine.ruleset.resolution import (
     AgainstResolution,
     HighestResolution,

@@ -10,8 +10,8 @@ import pytest
 from check_support import KINDS, document
 
 from engine import load_ruleset
+from engine.rules.sheet import ability_modifier
 from engine.ruleset import RulesetError
-from engine.sheet import ability_modifier
 
 Doc = dict[str, Any]
 

@@ -11,8 +11,8 @@ import pytest
 from check_support import check, document, game, party
 
 from engine import Game, State, load_ruleset, start_state
-from engine.checks import outcomes
-from engine.checks.request import Rolled
+from engine.actions.checks import outcomes
+from engine.rules.checks.read import Rolled
 from engine.ruleset.resolution import Outcomes
 from tests.helpers import fixture_json
 
@@ -378,7 +378,7 @@ def test_chk_high_9_light_outcome_reads_light_dice_only() -> None:
 
 
 def test_chk_sym_worked_example_triumph_against_failure() -> None:
-    from engine.checks.symbols import symbols_text, tally
+    from engine.actions.checks.symbols import symbols_text, tally
     res = game("symbols-genesys").ruleset.resolution
     raw, net = tally(res, [("proficiency", 12), ("difficulty", 2)])  # type: ignore[arg-type]
     assert symbols_text(res, net) == "1t"  # type: ignore[arg-type]

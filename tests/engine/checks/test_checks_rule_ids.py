@@ -12,9 +12,10 @@ import pytest
 from check_support import check, document, game, party, request
 
 from engine import Game, State, Stream, load_ruleset, start_state
-from engine.checks import against, highest, outcomes, pool, symbols
-from engine.checks import sum as sum_kind
-from engine.checks.pipeline import purchases
+from engine.actions.checks import against, highest, outcomes, pool, symbols
+from engine.actions.checks import sum as sum_kind
+from engine.actions.checks.pipeline import purchases
+from engine.rules.sheet import SheetView
 from engine.ruleset import RulesetError
 from engine.ruleset.resolution import (
     AgainstResolution,
@@ -26,7 +27,6 @@ from engine.ruleset.resolution import (
     SumResolution,
     SymbolResolution,
 )
-from engine.sheet import SheetView
 from tests.helpers import fixture_json
 
 TURNS = 60

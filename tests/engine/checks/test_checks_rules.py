@@ -13,10 +13,10 @@ import pytest
 from check_support import assert_law, draws, game, party, request
 
 from engine import Stream
-from engine.checks import pool, symbols
+from engine.actions.checks import pool, symbols
+from engine.rules.sheet import SheetView
 from engine.ruleset import RulesetError
 from engine.ruleset.resolution import PoolResolution, SymbolResolution
-from engine.sheet import SheetView
 
 
 def _pool(**keys: Any) -> PoolResolution:

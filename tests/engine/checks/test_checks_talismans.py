@@ -11,9 +11,9 @@ import pytest
 from check_support import check, document
 
 from engine import Game, State, load_ruleset, start_state
-from engine.checks.pipeline import roll_check
-from engine.context import TurnContext
+from engine.actions.checks.pipeline import roll_check
 from engine.party import PartyError
+from engine.rules.context import TurnContext
 from engine.ruleset import RulesetError
 from tests.helpers import fixture_json
 

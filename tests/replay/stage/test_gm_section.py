@@ -1,6 +1,6 @@
 """The stage's remembered GM section (issue 12: a reply's cost must not grow with the chat).
 
-``GmSection`` keeps the state's blocks per state and ``engine.prompt.StackLines`` each stack's line;
+``GmSection`` keeps the state's blocks per state and ``engine.text.prompt.StackLines`` each stack's line;
 both must give exactly the text of ``gm_context`` written from scratch (DESIGN.md "Interfaces":
 the GM section; spec/items.md ITM-SHOW-3..7 for the stack lines).
 """
@@ -13,8 +13,8 @@ import pytest
 from helpers import answer, fixture_json, harrow, harrow_party
 
 from engine import Answer, Game, State, load_ruleset, start_state
-from engine.prompt import StackLines, gm_context, inventory_block, stack_line
-from engine.state import Stack
+from engine.rules.state import Stack
+from engine.text.prompt import StackLines, gm_context, inventory_block, stack_line
 from replay.cache import MemoryStore, SnapshotCache
 from replay.stage import app
 from replay.stage.app import SECTION_BEGIN, SECTION_END, GameFolder, prepare

@@ -1,0 +1,234 @@
+"""An action declared once: its typed request, its handler, its reason codes, the GM line that
+teaches it, and the record fields its answer carries (DESIGN.md "Actions: one declaration each").
+
+Everything else is derived from the declarations: the dispatch table and the ignored-attribute
+notes (:mod:`engine.actions.reply`), the standard refusals (missing attribute, bad count, unknown
+character: one reader each, here), the GM instructions, the JSON Schema of requests and
+``docs/tags.md`` (:mod:`engine.text.reference`).
+
+A request is a frozen dataclass whose fields name the attributes it reads; each field's
+:class:`Attr` says how the attribute is read (its :class:`Reader`), its default, its aliases and
+what it means. Reading a tag into a request either gives the request or the refusal of the first
+attribute that cannot be read, in the order the fields are declared.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, TypeVar
+
+from tagparse import Tag
+
+from ..rules import reasons
+from ..rules.context import TurnContext
+from ..rules.game import Game
+from ..rules.state import State
+from .answers import Answer, refused
+
+T = TypeVar("T")
+R = TypeVar("R", bound="Request")
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why an attribute cannot be read: a reason code and the sentence the GM is told."""
+
+    reason: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reader(Generic[T]):
+    """How one kind of attribute value is read: ``read(raw, game, state)`` gives the value or a
+    :class:`Refusal`; ``raw`` is the attribute as written (None when absent). ``schema`` is the
+    JSON Schema of the attribute's text and ``kind`` names it in ``docs/tags.md``. A ``json``
+    reader reads a host event's payload value as it is, which a tag never has."""
+
+    kind: str
+    read: Callable[[Any, Game, State], T | Refusal]
+    schema: Mapping[str, Any]
+    reasons: tuple[str, ...] = ()
+    json: bool = False  # a host event's JSON value (a number, a list), not a tag's text
+
+
+@dataclass(frozen=True, slots=True)
+class Attr:
+    """One attribute a request reads."""
+
+    reader: Reader[Any]
+    help: str
+    aliases: tuple[str, ...] = ()
+    name: str = ""  # the attribute's name in a tag (the field's, unless a Python word)
+    missing: str | None = None  # when set, the attribute is required: this sentence refuses
+    default: str | None = None  # the default as docs/tags.md shows it
+
+
+def attr(reader: Reader[T], help: str, *, default: T | None = None,
+         aliases: tuple[str, ...] = (), missing: str | None = None,
+         shown: str | None = None, name: str = "") -> T:
+    """Declare a request field: read with ``reader``; ``missing`` makes it required (refused
+    ``missing-attribute`` with that sentence when absent or empty); ``shown`` is the default
+    as the reference shows it (the field's default when not given); ``name`` is the tag's
+    attribute name where the field's cannot be it (``with``)."""
+    meta = Attr(reader, help, aliases=aliases, missing=missing, name=name,
+                default=shown if shown is not None else (None if default is None
+                                                         else str(default)))
+    return typing.cast(T, field(default=default, metadata={"attr": meta}))
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A tag (or host event) read into typed values. ``tag`` is the tag answered: answers name
+    it; handlers read the request's fields, never the tag's attributes."""
+
+    tag: Tag
+    declared: ClassVar[tuple[tuple[str, Attr], ...]] = ()  # (field name, how it is read)
+
+
+def _fields(request: type[Request]) -> tuple[tuple[str, Attr], ...]:
+    hints = typing.get_type_hints(request)
+    found = []
+    for one in dataclasses.fields(request):
+        meta = one.metadata.get("attr")
+        if meta is None:
+            if one.name != "tag":
+                raise TypeError(f"{request.__name__}.{one.name} is not declared with attr()")
+            continue
+        if one.name not in hints:
+            raise TypeError(f"{request.__name__}.{one.name} has no type")
+        found.append((one.name, dataclasses.replace(meta, name=meta.name or one.name)))
+    return tuple(found)
+
+
+def request(cls: type[R]) -> type[R]:
+    """Make ``cls`` a request: a frozen dataclass whose fields are read by their :func:`attr`."""
+    made = dataclass(frozen=True, slots=True)(cls)
+    made.declared = _fields(made)
+    return made
+
+
+def _raw(tag: Tag, meta: Attr) -> str | None:
+    """The attribute as written; an alias stands in where the name is absent or empty."""
+    value = tag.get(meta.name)
+    for alias in meta.aliases:
+        if value is not None and value.strip():
+            break
+        value = tag.get(alias) if tag.get(alias) is not None else value
+    return value
+
+
+def read_request(kind: type[R], tag: Tag, game: Game, state: State,
+                 payload: Mapping[str, Any] | None = None) -> R | Refusal:
+    """The tag read into ``kind``, or the refusal of its first attribute that cannot be read.
+    ``payload`` is a host event's JSON, for the request's ``json`` readers."""
+    values: dict[str, Any] = {"tag": tag}
+    for name, meta in kind.declared:
+        if meta.reader.json:
+            raw: Any = payload.get(meta.name) if payload is not None else None
+        else:
+            raw = _raw(tag, meta)
+        if meta.missing is not None and (raw is None or not str(raw).strip()):
+            return Refusal(reasons.MISSING_ATTRIBUTE, meta.missing)
+        value = meta.reader.read(raw, game, state)
+        if isinstance(value, Refusal):
+            return value
+        values[name] = value
+    return kind(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class Needs:
+    """What the ruleset must have for an action to exist: without it the action is refused
+    with ``reason`` and ``text``, and the GM is not taught it."""
+
+    test: Callable[[Game], bool]
+    reason: str
+    text: str
+
+
+Handler = Callable[[Game, State, Any, TurnContext], tuple[State, Answer]]
+Teach = Callable[[Game], Sequence[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One declared (tag kind, action): read its request, then run its handler."""
+
+    kind: str
+    name: str | None
+    request: type[Request]
+    handler: Handler
+    reasons: tuple[str, ...]
+    teach: Teach | None
+    record: Mapping[str, str]
+    needs: Needs | None
+    summary: str
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        return (self.kind, self.name)
+
+    def reads(self) -> frozenset[str]:
+        """Every attribute name the request reads, aliases included."""
+        names = {meta.name for _, meta in self.request.declared}
+        names.update(alias for _, meta in self.request.declared for alias in meta.aliases)
+        return frozenset(names)
+
+    def every_reason(self) -> tuple[str, ...]:
+        """The reason codes this action can answer with: its needs, its readers', its own."""
+        found: list[str] = []
+        if self.needs is not None:
+            found.append(self.needs.reason)
+        for _, meta in self.request.declared:
+            if meta.missing is not None:
+                found.append(reasons.MISSING_ATTRIBUTE)
+            found.extend(meta.reader.reasons)
+        found.extend(self.reasons)
+        return tuple(dict.fromkeys(found))
+
+    def answer(self, game: Game, state: State, tag: Tag, ctx: TurnContext,
+               payload: Mapping[str, Any] | None = None) -> tuple[State, Answer]:
+        """Refuse what the ruleset lacks or an attribute that cannot be read; else handle.
+        ``payload``: a host event's JSON (its ``tag`` holds the event's simple values)."""
+        if self.needs is not None and not self.needs.test(game):
+            return state, refused(tag, self.needs.reason, self.needs.text)
+        parsed = read_request(self.request, tag, game, state, payload)
+        if isinstance(parsed, Refusal):
+            return state, refused(tag, parsed.reason, parsed.text)
+        return self.handler(game, state, parsed, ctx)
+
+
+def action(kind: str, name: str | None, request: type[R], *,
+           reasons: tuple[str, ...] = (), teach: Teach | None = None,
+           record: Mapping[str, str] | None = None,
+           needs: Needs | None = None) -> Callable[[Callable[[Game, State, R, TurnContext],
+                                                              tuple[State, Answer]]], Action]:
+    """Declare ``handler`` as the answer to ``[kind: action=name ...]`` (``name`` None for a
+    tag kind without actions, such as ``[loot:]``)."""
+    def declare(handler: Callable[[Game, State, R, TurnContext],
+                                  tuple[State, Answer]]) -> Action:
+        doc = (request.__doc__ or "").strip()
+        return Action(kind, name, request, handler, tuple(reasons), teach,
+                      dict(record or {}), needs, doc)
+    return declare
+
+
+def table(*declared: Action) -> dict[tuple[str, str | None], Action]:
+    """The dispatch table of ``declared``; a key declared twice is a mistake."""
+    found: dict[tuple[str, str | None], Action] = {}
+    for one in declared:
+        if one.key in found:
+            raise ValueError(f"{one.key} is declared twice")
+        found[one.key] = one
+    return found
+
+
+def as_event(declared: Action, handler: Handler | None = None) -> Action:
+    """The host event of the same name and attributes as a GM action (the player's Remove,
+    Give, Equip...): the same request, reasons and record, ``handler`` where the player's
+    differs from the GM's."""
+    return Action("event", declared.name, declared.request, handler or declared.handler,
+                  declared.reasons, None, declared.record, declared.needs, declared.summary)

@@ -1,0 +1,261 @@
+"""Items in words: what an item does when worn, carried, used or fought with, as the GM
+instructions, the state blocks and the host's descriptions show it (ITM-SHOW-*)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..rules.game import Game
+from ..rules.items import charges_left, charges_max
+from ..rules.state import Stack
+from ..ruleset import Item, ValueRef
+from ..ruleset.combat import Amount, StatRead
+
+
+def _signed(number: Any) -> str:
+    return f"+{number}" if isinstance(number, int | float) and number >= 0 else str(number)
+
+
+def _labels(game: Game, kind: str, ids: Sequence[str] | None) -> str:
+    sheet = game.ruleset.sheet
+    rows = sheet.skills if kind == "skills" else sheet.saves
+    names = {row.id: row.label for row in rows}
+    return ", ".join(names.get(i, i) for i in ids or ())
+
+
+def effect_text(game: Game, part: Mapping[str, Any]) -> str:
+    """What a ``worn``/``carried`` part does to checks, in the GM's words (ITM-SHOW-4):
+    ``-1 on checks (Sneak)``."""
+    phrases: list[str] = []
+    for modifier in part.get("modifiers") or ():
+        if not isinstance(modifier, Mapping):
+            continue
+        amount = modifier.get("mode")
+        if modifier.get("flat") is not None:
+            amount = _signed(modifier["flat"])
+        elif modifier.get("dice"):
+            amount = ("-" if modifier.get("minus") else "+") + str(modifier["dice"])
+        scope = _labels(game, "skills", modifier.get("skills") or part.get("skills"))
+        scope = scope or _labels(game, "saves", modifier.get("saves") or part.get("saves"))
+        phrases.append(f"{amount} on {modifier.get('to', 'checks')}"
+                       + (f" ({scope})" if scope else ""))
+    for effect in part.get("effects") or ():
+        words = str(effect).replace("own-", "").split("-")
+        phrases.append(f"{words[-1]} on {' '.join(words[:-1])}")
+    for save in part.get("failsSaves") or ():
+        phrases.append(f"fails {_labels(game, 'saves', [save])} saves")
+    abilities = {row.id: row.label for row in game.ruleset.sheet.abilities}
+    for ability, change in (part.get("abilities") or {}).items():
+        if isinstance(change, Mapping) and change.get("set") is not None:
+            phrases.append(f"{abilities.get(ability, ability)} at least {change['set']}")
+        elif isinstance(change, Mapping) and change.get("add") is not None:
+            phrases.append(f"{_signed(change['add'])} {abilities.get(ability, ability)}")
+    return "; ".join(phrases)
+
+
+def item_line(game: Game, name: str, item: Item) -> str:
+    """ITM-SHOW-3: ``Hand axe [Weapon, Common, Thrown; Damage 1d6, Reach close]`` — labels,
+    then the explicit stats the GM may see (ITM-BLOCK-11, OQ-10)."""
+    block = game.ruleset.items
+    if block is None:
+        return name
+    categories = {c.id: c.label for c in block.categories}
+    rarities = {r.id: r.label for r in block.rarities}
+    tags = {t.id: t.label for t in block.tags}
+    head = [categories.get(item.category, item.category)]
+    if item.rarity is not None:
+        head.append(rarities.get(item.rarity, item.rarity))
+    head += [tags.get(t, t) for t in item.tags]
+    stats = [f"{stat.label} {stat_text(item.stats[stat.id])}" for stat in block.stats
+             if stat.id in item.stats and stat.prompt_visible]
+    return f"{name} [{', '.join(head)}{'; ' + ', '.join(stats) if stats else ''}]"
+
+
+def stat_text(value: object) -> str:
+    """A stat value as it is shown: ``yes``/``no``, ``2`` for 2.0, else as written."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def stat_value(game: Game, item: Item, stat_id: str) -> Any:
+    """OQ-3: an item's effective value for a stat: its own, else the stat's ``default``."""
+    if stat_id in item.stats:
+        return item.stats[stat_id]
+    block = game.ruleset.items
+    declared = next((s for s in block.stats if s.id == stat_id), None) if block else None
+    return declared.default if declared is not None else None
+
+
+def _read(game: Game, item: Item, value: Any) -> Any:
+    """ITM-WPN-21: a value written out, or one of the item's own stats (OQ-3)."""
+    return stat_value(game, item, value.stat) if isinstance(value, StatRead) else value
+
+
+def _combat(game: Game, key: str) -> Mapping[str, Any]:
+    found = (game.ruleset.combat or {}).get(key)
+    return found if isinstance(found, Mapping) else {}
+
+
+def _budget(game: Game, budget: str | None) -> str:
+    """A budget by its label in ``combat.economy.budgets`` (``act`` is ``Action``)."""
+    rows = _combat(game, "economy").get("budgets") or ()
+    return next((str(r.get("label")) for r in rows if isinstance(r, Mapping)
+                 and r.get("id") == budget and r.get("label")), str(budget))
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _distance(game: Game, *numbers: Any) -> str:
+    """ITM-WPN-16: ``10 to 20 paces`` in the combat block's distance unit."""
+    unit = _combat(game, "distance").get("unit")
+    text = " to ".join(_number(n) for n in numbers)
+    return f"{text} {unit}" if unit else text
+
+
+def _abilities(game: Game, item: Item, value: Any) -> str:
+    """ITM-WPN-6/22: ability ids (or an enum stat of them) by their labels; the best counts."""
+    read = _read(game, item, value)
+    ids = [read] if isinstance(read, str) else list(read or ())
+    labels = {row.id: row.label for row in game.ruleset.sheet.abilities}
+    return " or ".join(labels.get(str(i), str(i)) for i in ids)
+
+
+def _sheet_name(game: Game, ref: ValueRef) -> str:
+    """ITM-WPN-10: a sheet bonus by its name on the sheet."""
+    sheet = game.ruleset.sheet
+    rows: dict[str, Sequence[Any]] = {"derived": sheet.derived, "field": sheet.fields,
+                                      "ability_score": sheet.abilities,
+                                      "ability_mod": sheet.abilities}
+    wanted = getattr(ref, ref.kind)
+    return next((str(r.label) for r in rows.get(ref.kind, ()) if r.id == wanted), str(wanted))
+
+
+def _amount(amount: Amount) -> str:
+    """``1d4 + 1``: the dice, then the flat number."""
+    text = amount.dice or ""
+    if amount.flat:
+        sign = "-" if amount.flat < 0 else "+"
+        text = f"{text} {sign} {abs(amount.flat)}" if text else str(amount.flat)
+    return text or "0"
+
+
+def weapon_text(game: Game, item: Item) -> tuple[str, str, list[str]] | None:
+    """What a weapon does (ITM-SHOW-6, ITM-WPN-31): (budget label, ``Brawn to hit, 1d6 +
+    Brawn cut``, [``reach 2 paces``, ``range 10 to 20 paces``, ``1d8 with a hand free``,
+    ``at 6``]); None for an item without ``attack``."""
+    attack = item.attack
+    if attack is None:
+        return None
+    core: list[str] = []
+    hit = attack.to_hit
+    if hit is not None:
+        words = _abilities(game, item, hit.abilities) if hit.abilities is not None else ""
+        skill = _read(game, item, hit.skill)
+        if skill:
+            labels = {row.id: row.label for row in game.ruleset.sheet.skills}
+            words = " + ".join(w for w in (words, labels.get(str(skill), str(skill))) if w)
+        bonus = _read(game, item, hit.bonus)
+        if isinstance(bonus, int | float) and not isinstance(bonus, bool) and bonus:
+            sign = "+" if bonus > 0 else "-"
+            words = f"{words} {sign}{_number(abs(bonus))}".strip()
+        if hit.sheet_bonus is not None:
+            words = f"{words} + {_sheet_name(game, hit.sheet_bonus)}".strip(" +")
+        if words:
+            core.append(f"{words} to hit")
+    damage = attack.damage
+    if damage is not None:
+        dealt = [str(d) for d in (_read(game, item, damage.dice),) if d not in (None, "")]
+        if damage.abilities is not None:
+            dealt.append(_abilities(game, item, damage.abilities))
+        bonus = _read(game, item, damage.bonus)
+        if isinstance(bonus, int | float) and not isinstance(bonus, bool) and bonus:
+            dealt.append(_number(bonus))
+        kind = _read(game, item, damage.type)
+        text = " + ".join(d for d in dealt if d)
+        if kind:
+            text = f"{text} {kind}".strip()
+        if text:
+            core.append(text)
+    extras: list[str] = []
+    if attack.reach is not None:
+        extras.append(f"reach {_distance(game, attack.reach)}")
+    if attack.range is not None:
+        ends = (attack.range.normal,) if attack.range.long is None else (
+            attack.range.normal, attack.range.long)
+        extras.append(f"range {_distance(game, *ends)}")
+    versatile = _read(game, item, attack.versatile)
+    if versatile:  # ITM-WPN-19
+        extras.append(f"{versatile} with a hand free")
+    target = _read(game, item, hit.target if hit is not None else None)
+    if isinstance(target, int | float) and not isinstance(target, bool):  # ITM-WPN-11
+        extras.append(f"at {_number(target)}")
+    return _budget(game, attack.budget), ", ".join(core), extras
+
+
+def attack_line(game: Game, item: Item) -> str | None:
+    """ITM-WPN-31: ``attack (Action): Brawn to hit, 1d6 + Brawn cut, reach 2 paces, range 10
+    to 20 paces`` — the GM line's and the details' full form."""
+    found = weapon_text(game, item)
+    if found is None:
+        return None
+    budget, core, extras = found
+    return f"attack ({budget}): " + ", ".join(p for p in (core, *extras) if p)
+
+
+def use_text(game: Game, item: Item) -> str | None:
+    """ITM-SHOW-7, ITM-USE-25: ``(Action): heals 1d4 + 1, range 0 paces, used up`` — what
+    using the item does, after its budget; None for an item without ``use``."""
+    action = item.use
+    if action is None:
+        return None
+    budget = "Free" if action.free or action.budget is None else _budget(game, action.budget)
+    parts: list[str] = []
+    if action.amount is not None:
+        amount = _amount(action.amount)
+        if action.kind == "heal":
+            parts.append(f"heals {amount}")
+        else:
+            parts.append(f"{amount}{' ' + action.damage_type if action.damage_type else ''}")
+    if action.temporary is not None:
+        parts.append(f"{_amount(action.temporary)} temporary")
+    if action.restore is not None:
+        pools = {row.id: row.label for row in game.ruleset.live.pools}
+        parts.append(f"restores {_amount(action.restore.amount)} "
+                     f"{pools.get(action.restore.pool, action.restore.pool)}")
+    if action.save is not None:
+        saves = {row.id: row.label for row in game.ruleset.sheet.saves}
+        difficulty = action.save.difficulty or _read(game, item, action.save_difficulty)
+        shown = f" {_number(difficulty)}" if isinstance(difficulty, int | float) else ""
+        outcome = action.save.on_success
+        tail = " negates it" if outcome == "negates" else (f" for {outcome}" if outcome else "")
+        parts.append(f"{saves.get(action.save.save, action.save.save)}{shown} save{tail}")
+    conditions = {row.id: row.label for row in game.ruleset.conditions}
+    parts += [conditions.get(a.condition, a.condition) for a in action.applies]
+    if action.range is not None:
+        parts.append(f"range {_distance(game, action.range)}")
+    if action.area is not None:
+        parts.append(f"area {_distance(game, action.area)}")
+    if action.consumes:
+        parts.append("used up")
+    most = charges_max(item)
+    if action.charges is not None and most is not None:  # ITM-CHG-1
+        parts.append(f"{action.charges} of {most} charges")
+    return f"({budget}): " + ", ".join(parts or [action.kind])
+
+
+def charges_text(item: Item, stack: Stack) -> str | None:
+    """ITM-RCHG-7: ``2 of 3 charges left`` (a stack that never spent one is full; ``max``
+    may be read from an item stat, ITM-CHG-3)."""
+    most = charges_max(item)
+    left = charges_left(item, stack)
+    if most is None or left is None:
+        return None
+    return f"{left} of {most} charges left"

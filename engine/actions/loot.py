@@ -1,0 +1,85 @@
+"""``[loot: table=... who=...]``: a table's drops arrive like adds (ITM-LOOT-14..19)."""
+
+from __future__ import annotations
+
+from ..rules import reasons
+from ..rules.carry import distribute
+from ..rules.context import TurnContext
+from ..rules.game import Game
+from ..rules.loot import find_table, roll_table
+from ..rules.state import JournalEntry, State
+from ..ruleset.loot import LootTable
+from .answers import Answer, accepted
+from .attrs import WHO_OR_PARTY
+from .declare import Needs, Reader, Refusal, Request, action, attr, request
+
+
+def _tables(game: Game) -> list[LootTable]:
+    return game.ruleset.items.loot_tables if game.ruleset.items else []
+
+
+def _table(raw: str | None, game: Game, state: State) -> LootTable | Refusal:
+    """OQ-38: a table by id or label (the only one when none is named); else nothing drops,
+    and the answer names the tables that exist."""
+    table = find_table(game, raw)
+    if table is not None:
+        return table
+    known = ", ".join(f'"{t.id}" ({t.label})' for t in _tables(game))
+    asked = (raw or "").strip()[:60]
+    reason = reasons.UNKNOWN_TABLE if asked else reasons.MISSING_ATTRIBUTE
+    said = f'There is no loot table "{asked}"' if asked else "Name the loot table"
+    return Refusal(reason, f"{said}; the tables are {known}.")
+
+
+TABLE = Reader("loot table", _table, {"type": "string"},
+               (reasons.UNKNOWN_TABLE, reasons.MISSING_ATTRIBUTE))
+"""``table=``: a loot table by id or label; the only one when the ruleset has one."""
+
+
+@request
+class Loot(Request):
+    """Roll a loot table; each drop arrives like an add (ITM-LOOT-14..19)."""
+
+    table: LootTable = attr(TABLE, "the loot table, by id or label",
+                            shown="the only table, when there is one")
+    who: int | None = attr(WHO_OR_PARTY, "whose bag; without who=, the party shares it out",
+                           shown="the party")
+
+
+def _teach_loot(game: Game) -> list[str]:  # ITM-LOOT-19
+    tables = ", ".join(f'"{t.id}" ({t.label})' for t in _tables(game))
+    return ['- Loot: [loot: table="<table>" who="<character>"] (without who=, the party '
+            "shares it out).", f"  Tables: {tables}."]
+
+
+@action("loot", None, Loot, teach=_teach_loot,
+        needs=Needs(lambda game: bool(_tables(game)), reasons.NO_LOOT_TABLES,
+                    "This ruleset has no loot tables."),
+        record={"table": "the table's id", "rolls": "how many draws",
+                "draws": "each draw: its row, what and how many",
+                "rollsDice": "the dice of a rolled number of draws",
+                "drops": "what dropped, and to whom"})
+def roll_tag(game: Game, state: State, request: Loot, ctx: TurnContext) -> tuple[State, Answer]:
+    """``[loot: table="<id>" who="<name>"]`` (ITM-LOOT-16..19)."""
+    tag, table, who = request.tag, request.table, request.who
+    drops, record = roll_table(game, state, table, ctx.stream("loot", "draws"))
+    parts: list[str] = []
+    dropped: list[dict[str, object]] = []
+    for drop in drops:
+        # ITM-LOOT-14/18: each drop arrives like an add (who=, else the shared view).
+        state, placements, left = distribute(game, state, drop.thing, drop.count, who)
+        placed = [{"who": state.characters[i].name, "count": n} for i, n in placements]
+        dropped.append({"name": drop.thing.name, "item": drop.thing.item,
+                        "coin": drop.thing.coin, "count": drop.count, "to": placed,
+                        "left": left})
+        where = ", ".join(f"×{n} to {state.characters[i].name}'s bag" for i, n in placements)
+        part = f"{drop.thing.name} {where}" if where else f"{drop.thing.name} ×{drop.count}"
+        if left:
+            part += f" (×{left} stays behind: nobody can carry more)"
+        parts.append(part)
+    record["drops"] = dropped
+    text = f"{table.label}: " + ("; ".join(parts) if parts else "nothing dropped") + "."
+    journal = JournalEntry(turn=ctx.turn_label, text=f"Loot ({table.label}): "
+                           + ("; ".join(parts) if parts else "nothing"))
+    state = state.model_copy(update={"journal": (*state.journal, journal)})
+    return state, accepted(tag, text, record)

@@ -1,0 +1,152 @@
+"""``apply_reply``: the reducer that answers every tag of one GM reply (DESIGN.md "Data flow").
+
+Each capability declares the tag actions it answers (:mod:`engine.actions.declare`);
+:data:`ACTIONS` is their table, so answering a tag is a lookup, not an if-chain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from operator import itemgetter
+
+from tagparse import Tag
+
+from ..rules import reasons
+from ..rules.context import TurnContext
+from ..rules.fakes import settle_fakes
+from ..rules.game import Game
+from ..rules.state import State
+from . import bags, checks, fakes, gear, loot, market, money, rest, use
+from .answers import Answer, refused
+from .declare import Action, table
+
+# The most tags one reply gets answered; the rest are refused unapplied, so a reply of 100,000
+# tags costs linear time, not 100,000 state changes.
+MAX_TAGS_PER_REPLY = 500
+
+# The declared actions, in the order the GM is taught them (engine.text.instructions).
+ACTIONS: dict[tuple[str, str | None], Action] = table(
+    bags.add, bags.remove, money.pay, money.earn, gear.set_count, gear.give, gear.equip,
+    gear.unequip, gear.bind, gear.unbind, loot.roll_tag, checks.skill_check, market.place,
+    market.buy, market.sell, use.use_tag, rest.rest_tag, fakes.reveal, fakes.inspect,
+)
+
+# The attribute that names the action of a tag kind that has several.
+ACTION_ATTRIBUTE = {"inventory": "action", "sheet": "op"}
+
+# The actions each tag kind has; an action that exists but is not answered would be refused
+# "unsupported" rather than "unknown-action", so the GM is not told a real command is wrong.
+KNOWN_ACTIONS: dict[str, frozenset[str]] = {
+    kind: frozenset(name for (k, name) in ACTIONS if k == kind and name is not None)
+    for kind in ACTION_ATTRIBUTE
+}
+
+# Attributes only the engine writes (results): ignored when a model writes them in a request.
+ENGINE_ONLY = frozenset({
+    "ok", "reason", "text", "outcome", "rolls", "total", "success", "price", "dc_met",
+    "net", "successes", "critical", "record", "result", "roll",
+})
+
+# The attributes each (kind, action) reads (its request's, and the attribute naming the
+# action); anything else is ignored and reported.
+READS: dict[tuple[str, str | None], frozenset[str]] = {
+    key: declared.reads() | {ACTION_ATTRIBUTE.get(key[0], key[0])}
+    for key, declared in ACTIONS.items()
+}
+
+# The reads with no engine-only attribute among them: a tag naming only these needs no note.
+PLAIN_READS = {key: reads for key, reads in READS.items() if ENGINE_ONLY.isdisjoint(reads)}
+
+
+def _key(tag: Tag) -> tuple[str, str | None]:
+    attribute = ACTION_ATTRIBUTE.get(tag.kind)
+    if attribute is None:
+        return (tag.kind, None)
+    action = (tag.get(attribute) or "").strip().lower()
+    if not action and tag.kind == "inventory" and tag.get("items") is not None:
+        return ("inventory", "add")  # issue 28: [inventory: items="Bronze Key, Map"] adds them
+    return (tag.kind, action)
+
+
+def _unknown_action(tag: Tag, kind: str, attribute: str, action: str) -> Answer:
+    """An action that does not exist, or the instructions' template copied as it stands
+    (``action="add | remove"``, issue 28): refused, saying which and what to write."""
+    known = KNOWN_ACTIONS[kind]
+    choices = [part.strip() for part in action.replace("/", "|").split("|")]
+    if len(choices) > 1 and all(choice in known for choice in choices):
+        return refused(tag, reasons.UNKNOWN_ACTION,
+                       f'{attribute}="{action[:40]}" is the template, not an {attribute}: write '
+                       f'one of them, e.g. [{kind}: {attribute}="{choices[0]}" ...] with real '
+                       "values; nothing was done.")
+    return refused(tag, reasons.UNKNOWN_ACTION,
+                   f'{attribute}="{action[:40]}" is not an {attribute} of [{kind}:] '
+                   f"(use one of: {', '.join(sorted(known))}).")
+
+
+def _notes(tag: Tag, key: tuple[str, str | None]) -> tuple[str, ...]:
+    plain = PLAIN_READS.get(key)
+    if plain is not None and plain.issuperset(map(itemgetter(0), tag.attrs)):
+        return ()  # the common case: every attribute is one the handler reads
+    reads = READS.get(key)
+    notes = []
+    for name, _ in tag.attrs:
+        if name in ENGINE_ONLY:
+            notes.append(f'ignored "{name}": the engine works that out itself')
+        elif reads is not None and name not in reads:
+            notes.append(f'ignored unknown attribute "{name}"')
+    return tuple(dict.fromkeys(notes))
+
+
+def answer_tag(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, Answer]:
+    """Answer one tag: malformed, unknown or not yet supported tags are refused, not raised."""
+    if tag.malformed is not None:
+        return state, refused(tag, reasons.MALFORMED,
+                              f"This tag could not be read ({tag.malformed}); nothing was done.")
+    key = _key(tag)
+    declared = ACTIONS.get(key)
+    if declared is None:
+        kind, action = key
+        attribute = ACTION_ATTRIBUTE.get(kind)
+        if attribute is not None and action not in KNOWN_ACTIONS.get(kind, frozenset()):
+            return state, _unknown_action(tag, kind, attribute, action or "")
+        what = f"{kind} {attribute}={action!s}" if attribute else kind
+        return state, refused(tag, reasons.UNSUPPORTED,
+                              f"[{what}] is not answered by this version of gmtags; "
+                              "nothing was done.")
+    new_state, answer = declared.answer(game, state, tag, ctx)
+    if new_state is not state:
+        # ITM-FAKE-12/18: after an inventory change a bound fake, or one the sheet gives
+        # away, is found out.
+        new_state = settle_fakes(game, new_state, ctx, before=state)
+    notes = _notes(tag, key)
+    if notes:
+        answer = answer.model_copy(update={"notes": answer.notes + notes})
+    return new_state, answer
+
+
+def apply_reply(game: Game, state: State, tags: Sequence[Tag],
+                ctx: TurnContext) -> tuple[State, list[Answer]]:
+    """Answer one GM reply's tags against the state at the start of the turn.
+
+    ``[place:]`` tags are resolved first (buy and sell price at the place that holds at the end
+    of the reply); every other tag is then applied in text order. Returns the new state and one
+    answer per tag, in the order of ``tags``. Pure: the input state is never mutated.
+    """
+    if len(tags) == 1:  # the common reply: one tag, nothing to order
+        state, answer = answer_tag(game, state, tags[0], ctx.for_tag(0))
+        return state, [answer]
+    answers: list[Answer | None] = [None] * len(tags)
+    ordinals: dict[str, int] = {}
+    order = [i for i, t in enumerate(tags) if t.kind == "place"]
+    order += [i for i, t in enumerate(tags) if t.kind != "place"]
+    for position, index in enumerate(order):
+        tag = tags[index]
+        if position >= MAX_TAGS_PER_REPLY:
+            answers[index] = refused(tag, reasons.TOO_MANY_TAGS,
+                                     f"Only the first {MAX_TAGS_PER_REPLY} tags of a reply are "
+                                     "answered; this one was not applied.")
+            continue
+        ordinal = ordinals.get(tag.kind, 0)
+        ordinals[tag.kind] = ordinal + 1
+        state, answers[index] = answer_tag(game, state, tag, ctx.for_tag(ordinal))
+    return state, [a for a in answers if a is not None]

@@ -1,0 +1,276 @@
+"""Game state as immutable values with canonical JSON (DESIGN.md "State, snapshots and scale").
+
+State is never mutated: every change builds a new value with ``model_copy(update=...)`` or a
+constructor, so a cached snapshot stays valid and a refused operation can return the very
+object it was given (all-or-nothing).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, Literal, Self, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..ruleset import Item
+from .memo import IdentityMemo, reuse_ends
+from .trusted import filled
+
+STATE_FORMAT: Literal["gmtags-state/1"] = "gmtags-state/1"
+
+
+class StateModel(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with ``update`` applied, unvalidated: exactly pydantic's ``model_copy`` for
+        a model without extra or private attributes, in one step (the fold makes a new stack,
+        character and state this way for every change; pydantic's general copy took twice as
+        long, issue 13)."""
+        if deep or not update:
+            return super().model_copy(update=update, deep=deep)
+        return filled(self.__class__.__new__(self.__class__), {**self.__dict__, **update},
+                      self.__pydantic_fields_set__ | update.keys())
+
+
+class Stack(StateModel):
+    """One inventory line: a catalog item, a coin or a plain item, with per-stack state."""
+
+    name: str
+    item: str | None = None  # catalog reference <catalog>/<entry>; identity, whatever the name
+    coin: str | None = None  # coin id
+    count: int = Field(ge=1)
+    equipped: bool = False
+    bound: bool = False
+    charges: int | None = None
+    toggled: bool = False
+    # ITM-FAKE-9: a fake not yet found out shows as the item it passes for (its reference);
+    # ``item`` keeps what it really is (ITM-FAKE-17). None: shown as what it is.
+    shows_as: str | None = None
+    suspected_by: tuple[str, ...] = ()  # ITM-INSP-4: who thinks it is a fake
+    inspected_by: tuple[str, ...] = ()  # ITM-INSP-7: who has had their one look at it
+
+    @property
+    def plain(self) -> bool:
+        return self.item is None and self.coin is None
+
+    def same_kind(self, other: Stack) -> bool:
+        """Whether two stacks hold the same thing (they could merge, stack limits aside)."""
+        if self.item is not None or other.item is not None:
+            # ITM-FAKE-9: a fake passing for something never merges with one found out
+            return self.item == other.item and self.shows_as == other.shows_as
+        if self.coin is not None or other.coin is not None:
+            return self.coin == other.coin
+        return self.name.casefold() == other.name.casefold()
+
+    @property
+    def loose(self) -> bool:
+        """A stack more of the same may merge into: not equipped, bound, switched on or charged."""
+        return not (self.equipped or self.bound or self.toggled or self.charges is not None)
+
+
+class Character(StateModel):
+    name: str
+    abilities: dict[str, int] = Field(default_factory=dict)
+    skills: dict[str, Any] = Field(default_factory=dict)
+    saves: dict[str, Any] = Field(default_factory=dict)
+    fields: dict[str, Any] = Field(default_factory=dict)
+    pools: dict[str, int] = Field(default_factory=dict)
+    tracks: dict[str, int] = Field(default_factory=dict)  # points (health) or marks (wounds)
+    conditions: tuple[str, ...] = ()
+    bag: tuple[Stack, ...] = ()
+    gear_taken: tuple[str, ...] = ()  # ITM-GEAR-11: starting-gear groups already taken
+    entries: tuple[str, ...] = ()  # CHK-TAL-1, CHK-PAY-5: catalog entries the character chose
+
+
+class Taken(StateModel):
+    """What the party bought today of a limited item (``seller`` None: the place's shelves) or
+    of one seller's stock (ITM-DAY-9, ITM-DAY-11)."""
+
+    item: str  # catalog reference
+    seller: str | None = None
+    count: int = Field(ge=1)
+
+
+class Looked(StateModel):
+    """ITM-INSP-7: one character's look at a seller's ware on this market day."""
+
+    seller: str
+    item: str  # the reference of the item the ware is offered as
+    who: str
+
+
+class Held(StateModel):
+    """ITM-NOTICE-3/6: a buy a companion held on this market day; asked again, it goes
+    through."""
+
+    seller: str
+    item: str  # the reference of the item the buy named
+    who: str  # the buyer
+
+
+class Place(StateModel):
+    """Where the party is (ITM-PLACE-4) and the market day there (ITM-DAY-2..5).
+
+    ``began`` is the position of the ``[place:]`` answer that began the day — (session,
+    GM-reply, place tag of the reply), never the swipe — so every roll of the day is a pure
+    function of the visible transcript (ITM-DAY-5, OQ-50). ``taken`` and ``paid_out`` are the
+    day's ledger, rebuilt from the day's visible replies by the fold.
+    """
+
+    name: str
+    size: str | None = None  # place size id; None: a place without a market (ITM-PLACE-2)
+    day: int = 1
+    began: tuple[int, ...] = ()
+    taken: tuple[Taken, ...] = ()
+    paid_out: int = Field(default=0, ge=0)  # ITM-DAY-17: in the purse family's smallest coin
+    looked: tuple[Looked, ...] = ()  # ITM-INSP-7: wares inspected today
+    held: tuple[Held, ...] = ()  # ITM-NOTICE-6: buys held today
+
+
+class JournalEntry(StateModel):
+    turn: str
+    text: str
+
+
+class InventedItem(StateModel):
+    """An item the GM invented in the ruleset's terms (ITM-PROP-20): its name is that item for
+    the rest of the game; ``ref`` is what stacks of it carry in ``Stack.item``."""
+
+    name: str
+    ref: str  # "invented/<n>": never a catalog reference (catalog ids have no such catalog)
+    item: Item
+    summary: str | None = None
+    changes: tuple[str, ...] = ()  # ITM-PROP-19: what was inferred and changed, for the player
+
+
+class State(StateModel):
+    """Everything a game has built up: the party, where it is, and the journal."""
+
+    format: Literal["gmtags-state/1"] = STATE_FORMAT
+    seed: str
+    player: str
+    dice: Literal["per-turn", "per-swipe"] = "per-turn"
+    layers: tuple[str, ...] = ()  # the ruleset layers this game plays with
+    characters: tuple[Character, ...]
+    place: Place | None = None
+    journal: tuple[JournalEntry, ...] = ()
+    invented: tuple[InventedItem, ...] = ()  # ITM-PROP-20/21, by name
+
+    def character_index(self, name: str | None) -> int | None:
+        """The character a ``who=`` names (any case), or the player's without a name."""
+        wanted = (name or self.player).strip().casefold()
+        for index, character in enumerate(self.characters):
+            if character.name.casefold() == wanted:
+                return index
+        return None
+
+    def with_character(self, index: int, character: Character) -> State:
+        characters = list(self.characters)
+        characters[index] = character
+        return self.model_copy(update={"characters": tuple(characters)})
+
+    def with_bag(self, index: int, bag: tuple[Stack, ...]) -> State:
+        """The state with character ``index`` holding ``bag`` instead of their own."""
+        return self.with_character(index, self.characters[index].model_copy(update={"bag": bag}))
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def canonical(self) -> str:
+        """Canonical JSON: sorted keys, no whitespace, UTF-8 kept (hashable for snapshots).
+
+        Exactly :func:`plain_canonical` of this state, built from the remembered JSON of the
+        parts it shares with states serialised before (see :func:`canonical_fragment`)."""
+        return canonical_fragment(self)
+
+
+# What json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False) builds for
+# every call, built once.
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _dumps(value: object) -> str:
+    """One JSON value the canonical way: sorted keys, no whitespace, UTF-8 kept."""
+    return _ENCODER.encode(value)
+
+
+@cache
+def _key(name: str) -> str:
+    """A field name as a JSON object key (field names are the models' own: a few dozen)."""
+    return _dumps(name) + ":"
+
+
+def plain_canonical(state: State) -> str:
+    """The canonical JSON of a state serialised whole (what :meth:`State.canonical` equals)."""
+    return _dumps(state.to_json())
+
+
+# A new state shares almost all of its stacks, characters and journal entries with the state
+# before it, so the canonical JSON of each small state value (a stack, a journal entry) is
+# remembered by identity and a new state serialises only what changed (issue 12: a state of
+# 500 stacks took ~3.6 ms whole). Texts longer than MAX_REMEMBERED_TEXT (a character with its
+# bag, a whole state) are joined again from the remembered ones each time, so what is kept
+# stays small: at most _FRAGMENTS' bound of short texts, each with the value it belongs to.
+MAX_REMEMBERED_TEXT = 4096
+_FRAGMENTS: IdentityMemo[str] = IdentityMemo(1 << 14)
+# The last tuple serialised that began with a given value, with its values' texts (all short
+# ones): a bag or the journal changes a few values in place or at the end, so a new tuple
+# reuses the texts of the values it shares at both ends with the last one (found by
+# identity, in C loops).
+_LAST: IdentityMemo[tuple[tuple[StateModel, ...], list[str]]] = IdentityMemo(1 << 8)
+
+
+def canonical_fragment(model: StateModel) -> str:
+    """A state value's canonical JSON: its own fields dumped, its state-value fields (and
+    tuples of them) joined from their remembered fragments. Keys sort as ``json.dumps`` sorts
+    them, and a nested value dumps to the same text on its own as inside its parent, so the
+    text is exactly the whole value's ``json.dumps``."""
+    found = _FRAGMENTS.get((model,))
+    if found is not None:
+        return found
+    parts: dict[str, str] = {}
+    for name in _nesting_fields(type(model)):
+        value = getattr(model, name)
+        if isinstance(value, StateModel):
+            parts[name] = canonical_fragment(value)
+        elif isinstance(value, tuple) and value:
+            parts[name] = _tuple_fragment(value)
+    if not parts:  # nothing nested (a stack, a journal entry, a character without a bag)
+        text = _dumps(model.model_dump(mode="json"))
+    else:
+        own = model.model_dump(mode="json", exclude=set(parts))
+        parts.update((name, _dumps(value)) for name, value in own.items())
+        text = "{" + ",".join(_key(name) + parts[name] for name in sorted(parts)) + "}"
+    if len(text) <= MAX_REMEMBERED_TEXT:
+        _FRAGMENTS.put((model,), text)
+    return text
+
+
+@cache
+def _nesting_fields(model: type[StateModel]) -> tuple[str, ...]:
+    """The fields of a state model that hold a state value or a tuple of them, by their
+    declared types (``place: Place | None``, ``bag: tuple[Stack, ...]``)."""
+    return tuple(name for name, field in model.model_fields.items()
+                 if _holds_state_values(field.annotation))
+
+
+def _holds_state_values(annotation: object) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, StateModel):
+        return True
+    return any(_holds_state_values(arg) for arg in get_args(annotation))
+
+
+def _tuple_fragment(values: tuple[StateModel, ...]) -> str:
+    """The canonical JSON array of a non-empty tuple of state values (see
+    :func:`canonical_fragment`)."""
+    last = _LAST.get((values[0],))
+    if last is None:
+        texts = [canonical_fragment(v) for v in values]
+    else:
+        texts = reuse_ends(*last, values, canonical_fragment)
+    if max(map(len, texts)) <= MAX_REMEMBERED_TEXT:  # only texts remembered anyway are kept
+        _LAST.put((values[0],), (values, texts))
+    return "[" + ",".join(texts) + "]"

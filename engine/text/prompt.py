@@ -1,0 +1,258 @@
+"""What the GM is told before it writes its next reply: instructions for the commands this
+ruleset has, and the state blocks (INVENTORY, ...) read from the state at that moment."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..actions import use
+from ..actions.answers import Answer
+from ..actions.describe import attack_line, charges_text, effect_text, item_line, use_text
+from ..actions.market import market_block
+from ..actions.money import cost_text, purse_line
+from ..actions.placing import weight_text
+from ..actions.reply import ACTIONS
+from ..rules.bags import item_of
+from ..rules.carry import load, thresholds
+from ..rules.game import Game
+from ..rules.gear import binding_max, slots_in_use
+from ..rules.items import effect_part
+from ..rules.memo import IdentityMemo, reuse_ends, shared_ends
+from ..rules.state import Character, Stack, State
+from ..rules.tracks import penalty_for, track_max, track_value
+from ..ruleset import Item
+
+
+def instructions(game: Game) -> str:
+    """The GM instructions: the line each declared action teaches, only for the commands this
+    ruleset answers (ITM-CMD-3, ITM-MONEY-10)."""
+    lines = [
+        "You are the game master. When the party's possessions change, write a tag in your "
+        "reply; gmtags answers it with the rules and the dice. Never invent results.",
+    ]
+    for declared in ACTIONS.values():
+        if declared.teach is not None and (declared.needs is None or declared.needs.test(game)):
+            lines += declared.teach(game)
+    return "\n".join(lines)
+
+
+def stack_line(game: Game, state: State, stack: Stack) -> str:
+    """One stack as the GM sees it: the item line, count, what it does, charges, cost."""
+    item = item_of(game, state, stack.item)
+    if item is None:
+        return f"- {stack.name} ×{stack.count}"
+    shown = item_of(game, state, stack.shows_as) if stack.shows_as is not None else None
+    parts = [f"- {item_line(game, stack.name, shown or item)} ×{stack.count}"]
+    marks = [word for word, on in (("equipped", stack.equipped), ("bound", stack.bound),
+                                   ("on", stack.toggled)) if on]
+    extras = [", ".join(marks)] if marks else []
+    if shown is not None:  # ITM-FAKE-10: the truth, and the name to keep using
+        entry = game.items.get(stack.item or "")
+        really = entry.label if entry is not None else stack.item
+        extras.append(f"FAKE: really {really}; keep calling it {stack.name}")
+    if stack.suspected_by:  # ITM-INSP-4
+        extras.append(" and ".join(stack.suspected_by)
+                      + (" thinks" if len(stack.suspected_by) == 1 else " think")
+                      + " it's a fake")
+    for which in ("worn", "carried"):  # ITM-SHOW-4
+        text = effect_text(game, effect_part(item, which))
+        if text:
+            extras.append(f"{which}: {text}")
+    attack = attack_line(game, item)  # ITM-WPN-31
+    if attack:
+        extras.append(attack)
+    used = use_text(game, item)  # ITM-USE-25
+    if used:
+        extras.append(f"use {used}")
+    charges = charges_text(item, stack)
+    if charges:
+        extras.append(charges)
+    if item.cost is not None and item.cost.unit in game.coins:  # ITM-MONEY-7
+        extras.append(cost_text(game, item.cost))
+    return parts[0] + (f" ({'; '.join(extras)})" if extras else "")
+
+
+def bearer_lines(game: Game, state: State, character: Character) -> list[str]:
+    """ITM-CMD-4: a character's load, slots in use and bound items."""
+    block = game.ruleset.items
+    lines: list[str] = []
+    if block is None:
+        return lines
+    if block.carry is not None:  # ITM-CARRY-2/3, ITM-BLOCK-20
+        above, limit = thresholds(game, character)
+        carried = load(game, state, character)
+        text = f"  load {weight_text(game, carried)}"
+        if above is not None:
+            text += f", encumbered above {weight_text(game, above)}"
+        if limit is not None:
+            text += f", limit {weight_text(game, limit)}"
+        if above is not None and carried > above:
+            text += " (encumbered)"
+        lines.append(text)
+    if block.slots:  # ITM-SLOT-3
+        used = slots_in_use(game, state, character)
+        lines.append("  slots: " + ", ".join(f"{s.label} {used.get(s.id, 0)}/{s.count}"
+                                             for s in block.slots))
+    if block.binding is not None:  # ITM-BIND-1
+        bound = [s.name for s in character.bag if s.bound]
+        lines.append(f"  {block.binding.label}: {len(bound)} of {binding_max(game, character)}"
+                     + (f" ({', '.join(bound)})" if bound else ""))
+    return lines
+
+
+def sheet_block(game: Game, state: State) -> str:
+    """The SHEET block: each character's live sheet as the GM should narrate it
+    (:func:`live_sheet`) and their conditions. Empty for a ruleset with no pools or tracks
+    whose characters have no conditions."""
+    conditions = {c.id: c.label for c in game.ruleset.conditions}
+    lines = []
+    for character in state.characters:
+        parts = live_sheet(game, state, character)
+        if character.conditions:
+            parts.append("conditions: " + ", ".join(
+                conditions.get(c, c) for c in dict.fromkeys(character.conditions)))
+        if parts:
+            lines.append(f"{character.name}: " + "; ".join(parts))
+    return "\n".join(["SHEET", *lines]) if lines else ""
+
+
+def live_sheet(game: Game, state: State, character: Character) -> list[str]:
+    """A character's pools (``Grit 6/11 (+2 temporary)``, ITM-OUT-4) and health and wound
+    tracks with the penalty their marks give (``Wounds 2/5 (-1 on checks; -1 on saves)``,
+    ITM-OUT-3, ITM-OUT-11; gmtags applies it to every check itself), as the GM and the
+    report show them."""
+    live = game.ruleset.live
+    parts = [_pool_text(game, state, character, pool.id, pool.label) for pool in live.pools]
+    for track in live.tracks:
+        now = track_value(game, character, state, track)
+        text = f"{track.label} {now}/{track_max(game, character, state, track)}"
+        penalty = penalty_for(track, now) if track.kind == "wounds" else None
+        if penalty is not None:
+            dumped = penalty.model_dump(mode="json", by_alias=True, exclude_none=True)
+            text += f" ({effect_text(game, dumped)})"
+        parts.append(text)
+    return parts
+
+
+def _pool_text(game: Game, state: State, character: Character, pool: str, label: str) -> str:
+    most = use.pool_max(game, character, state, pool)
+    text = f"{label} {character.pools.get(pool, most)}/{most}"
+    temporary = character.pools.get(f"{pool}:temporary", 0)  # ITM-OUT-4
+    return text + (f" (+{temporary} temporary)" if temporary else "")
+
+
+BAGS_PER_FIRST_STACK = 4  # bags remembered per first stack: chats of one game share theirs
+
+
+class StackLines:
+    """:func:`stack_line`, remembered per stack for a caller that renders the same state many
+    times over (the stage, once per request). A stack's line depends only on the game, the
+    stack and the items its ``item`` and ``shows_as`` name, all immutable, so a line is reused
+    only when those are the very same objects — found without looking the items up while the
+    state's invented items are the very tuple the line was written with (the catalog is the
+    game's). At most ``size`` lines; then it starts over."""
+
+    def __init__(self, size: int = 16_384) -> None:
+        self.size = size
+        self._lines: dict[int, tuple[Game, Stack, Item | None, Item | None, object, str]] = {}
+        # first stack -> the last bags rendered that began with it, newest last: (game, invented
+        # items, the bag, the line of each of its stacks, "" for a coin); see :meth:`bag_lines`
+        self._bags: IdentityMemo[list[tuple[Game, object, tuple[Stack, ...], list[str]]]] = (
+            IdentityMemo(256))
+
+    def __call__(self, game: Game, state: State, stack: Stack) -> str:
+        found = self._lines.get(id(stack))
+        if found is not None and (found[1] is not stack or found[0] is not game):
+            found = None  # another stack or game that had this id
+        if found is not None and found[4] is state.invented:
+            return found[5]  # the same items, without looking them up again
+        item = item_of(game, state, stack.item)
+        shown = item_of(game, state, stack.shows_as) if stack.shows_as is not None else None
+        if found is not None and found[2] is item and found[3] is shown:
+            line = found[5]
+        else:
+            line = stack_line(game, state, stack)
+        if len(self._lines) >= self.size:
+            self._lines.clear()
+        self._lines[id(stack)] = (game, stack, item, shown, state.invented, line)
+        return line
+
+    def bag_lines(self, game: Game, state: State, bag: tuple[Stack, ...]) -> list[str]:
+        """The line of each stack of ``bag`` that is not a coin, in bag order. A changed bag
+        shares most stacks with a bag rendered before that began with the same stack: the runs
+        it shares at both ends keep their lines (found by identity in C loops, issue 12),
+        while the game and the state's invented items are the same. The chats of one game
+        begin with the same stacks (the party's), so the last :data:`BAGS_PER_FIRST_STACK`
+        such bags are kept and the one sharing the most stacks at its ends is used."""
+        if not bag:
+            return []
+        recent = self._bags.get((bag[0],)) or []
+        base: tuple[Game, object, tuple[Stack, ...], list[str]] | None = None
+        shared = -1
+        for entry in recent:
+            if entry[0] is game and entry[1] is state.invented:
+                ends = sum(shared_ends(entry[2], bag))
+                if ends > shared:
+                    base, shared = entry, ends
+        if base is not None:
+            lines = reuse_ends(base[2], base[3], bag,
+                               lambda stack: self._line_or_coin(game, state, stack))
+        else:
+            lines = [self._line_or_coin(game, state, s) for s in bag]
+        # The bag this one changed (they share at least half their stacks) is superseded; a
+        # bag of another chat that only begins the same way is kept for that chat.
+        superseded = base if base is not None and 2 * shared >= len(bag) else None
+        kept = [entry for entry in recent if entry is not superseded]
+        kept = kept[max(0, len(kept) + 1 - BAGS_PER_FIRST_STACK):]
+        self._bags.put((bag[0],), [*kept, (game, state.invented, bag, lines)])
+        return list(filter(None, lines))
+
+    def _line_or_coin(self, game: Game, state: State, stack: Stack) -> str:
+        return "" if stack.coin is not None else self(game, state, stack)
+
+
+def inventory_block(game: Game, state: State, lines_of: StackLines | None = None) -> str:
+    """The INVENTORY block: every bag (the player's always listed), stacks and purse."""
+    lines = ["INVENTORY"]
+    for character in state.characters:
+        lines.append(f"{character.name} ({purse_line(game, character, state)}):")
+        lines += bearer_lines(game, state, character)
+        if lines_of is not None:
+            stacks = lines_of.bag_lines(game, state, character.bag)
+        else:
+            stacks = [stack_line(game, state, s) for s in character.bag if s.coin is None]
+        lines += stacks or ["- nothing"]
+    return "\n".join(lines)
+
+
+def last_answers_block(answers: Sequence[Answer]) -> str:
+    """What the engine answered to the tags of the GM's previous reply."""
+    if not answers:
+        return ""
+    lines = ["LAST ANSWERS"]
+    for answer in answers:
+        status = "ok" if answer.ok else f"refused ({answer.reason})"
+        lines.append(f"- [{answer.tag.kind}] {status}: {answer.text}")
+    return "\n".join(lines)
+
+
+def state_context(game: Game, state: State, lines_of: StackLines | None = None) -> str:
+    """The GM section's blocks that depend on the state alone: instructions, inventory, sheet
+    and market, separated by blank lines (``lines_of``: remembered stack lines to reuse, see
+    :class:`StackLines`)."""
+    blocks = [instructions(game), inventory_block(game, state, lines_of),
+              sheet_block(game, state), market_block(game, state)]
+    return "\n\n".join(block for block in blocks if block)
+
+
+def gm_context(game: Game, state: State, last_answers: Sequence[Answer] = (),
+               lines_of: StackLines | None = None) -> str:
+    """The whole GM section for the next prompt: :func:`state_context`, then what the engine
+    answered to the GM's previous reply."""
+    return with_last_answers(state_context(game, state, lines_of), last_answers)
+
+
+def with_last_answers(state_text: str, last_answers: Sequence[Answer]) -> str:
+    """A state's blocks (never empty: the instructions) and the LAST ANSWERS block after them."""
+    answers = last_answers_block(last_answers)
+    return f"{state_text}\n\n{answers}" if answers else state_text
