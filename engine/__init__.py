@@ -1,24 +1,29 @@
-"""gmtags' rules: ruleset models, state, dice, and one module per capability.
+"""gmtags' rules, on three floors that import only downwards: ``engine.rules`` (state and
+the rules on it), ``engine.actions`` (every tag action and host event, declared once, and the
+reducer) and ``engine.text`` (what the GM and the player read), over the ruleset models
+(``engine.ruleset``) and the dice (``engine.dice``).
 
 Pure: no file, clock, socket or environment access. ``replay`` does the I/O.
 """
 
 from .actions.answers import Answer, answer_attrs, every_answer_attr
-from .actions.host import describe_bag, describe_stack, purse_summary, ruleset_coins, ruleset_items
+from .actions.events import EVENTS, apply_event
 from .actions.reply import ACTIONS, apply_reply
 from .dice import DiceExpr, DiceRoll, Stream, parse_dice, roll
-from .party import PartyError, start_state
 from .rules.context import TurnContext
 from .rules.game import CatalogItem, Game, load_ruleset
+from .rules.party import PartyError, start_state
+from .rules.session import start_session
 from .rules.state import Character, Place, Stack, State
 from .ruleset import Problem, Ruleset, RulesetError
+from .text.host import describe_bag, describe_stack, purse_summary, ruleset_coins, ruleset_items
 
 ENGINE_VERSION = "0.1.0"
 
 __all__ = [
-    "ACTIONS", "ENGINE_VERSION", "Answer", "CatalogItem", "Character", "DiceExpr", "DiceRoll",
-    "Game", "PartyError", "Place", "Problem", "Ruleset", "RulesetError", "Stack", "State",
-    "Stream", "TurnContext", "answer_attrs", "apply_reply", "describe_bag", "describe_stack",
-    "every_answer_attr", "load_ruleset", "parse_dice", "purse_summary", "roll", "ruleset_coins",
-    "ruleset_items", "start_state",
+    "ACTIONS", "ENGINE_VERSION", "EVENTS", "Answer", "CatalogItem", "Character", "DiceExpr",
+    "DiceRoll", "Game", "PartyError", "Place", "Problem", "Ruleset", "RulesetError", "Stack",
+    "State", "Stream", "TurnContext", "answer_attrs", "apply_event", "apply_reply",
+    "describe_bag", "describe_stack", "every_answer_attr", "load_ruleset", "parse_dice",
+    "purse_summary", "roll", "ruleset_coins", "ruleset_items", "start_session", "start_state",
 ]

@@ -17,6 +17,7 @@ import tagparse
 from engine import Game
 from engine.ruleset import Ruleset
 from engine.text.prompt import gm_context
+from engine.text.reference import request_schema, tag_reference
 
 from .cli_io import EXIT_PROBLEMS, Loader, Unreadable, chat_arguments, fail, load_chat, plural
 from .console import Names, console, print_replay, progress_bar
@@ -226,10 +227,21 @@ def prompt_command(chat: str, ruleset: str, party: str | None, strict: bool) -> 
     click.echo(gm_context(game, result.state, answers))
 
 
-@main.command(short_help="Print the JSON Schema of the ruleset format.")
-def schema() -> None:
-    """Print the JSON Schema of the ruleset format (for editors' autocompletion)."""
-    _emit_json(ruleset_schema())
+@main.command(short_help="Print the JSON Schema of rulesets or of tag requests.")
+@click.option("--requests", is_flag=True,
+              help="The JSON Schema of every tag action and host event request instead.")
+@click.option("--tags-doc", is_flag=True,
+              help="The tag reference in Markdown (docs/tags.md) instead.")
+def schema(requests: bool, tags_doc: bool) -> None:
+    """Print the JSON Schema of the ruleset format (for editors' autocompletion); with
+    --requests, that of the requests each tag and host event makes; with --tags-doc, the tag
+    reference docs/tags.md is written from."""
+    if requests and tags_doc:
+        raise click.UsageError("--requests and --tags-doc print different things: pick one.")
+    if tags_doc:
+        click.echo(tag_reference(), nl=False)
+    else:
+        _emit_json(request_schema() if requests else ruleset_schema())
 
 
 def ruleset_schema() -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 import tagparse
 from engine import Answer, Game, State, TurnContext, apply_reply, every_answer_attr
 from engine.actions.events import apply_event
-from engine.actions.session import start_session
+from engine.rules.session import start_session
 
 from .transcript import Message, Transcript
 

@@ -744,17 +744,3 @@ def instructions(game: Game) -> list[str]:
     lines.append("  Unknown parts are dropped and numbers capped by rarity; the answer says what "
                  "changed. An item invented like= a weapon also fights like it.")
     return lines
-
-
-def held_refs(state: State) -> set[str]:
-    return {s.item for c in state.characters for s in c.bag if s.item is not None}
-
-
-def new_session(state: State) -> State:
-    """ITM-PROP-21: a new session keeps an invented item only while somebody owns it; the
-    rest are forgotten (their names become free again). The same object when nothing goes."""
-    held = held_refs(state)
-    kept = tuple(i for i in state.invented if i.ref in held)
-    if len(kept) == len(state.invented):
-        return state
-    return state.model_copy(update={"invented": kept})

@@ -97,6 +97,11 @@ def _notes(tag: Tag, key: tuple[str, str | None]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(notes))
 
 
+def action_of(tag: Tag) -> Action | None:
+    """The declared action a tag asks for, or None when there is none."""
+    return ACTIONS.get(_key(tag))
+
+
 def answer_tag(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[State, Answer]:
     """Answer one tag: malformed, unknown or not yet supported tags are refused, not raised."""
     if tag.malformed is not None:

@@ -293,9 +293,18 @@ class UseItem(Request):
     who: int = attr(WHO, "who uses it", shown="the player")
 
 
-USE_RECORD = {"who": "who used it", "item": "the item's name", "used": "whether its use "
-              "did something", "player_message": "the Use button: what the player says",
-              "item_used": "the Use button: the [item_used] line"}
+USE_RECORD = {
+    "who": "who used it", "item": "the item's reference", "name": "the item's name",
+    "used": "whether its use did something (ITM-OUT-16: an item without one is only named)",
+    "gate": "passed or failed: the check before the use (ITM-GATE-1..8)",
+    "gate_total": "the gate check's total", "gate_dc": "its difficulty",
+    "gate_rolls": "its dice", "healed": "health given back", "temporary": "temporary "
+    "points kept", "restored": "a pool given back", "closed": "wound marks closed",
+    "hits": "outside a fight an attack hits nobody", "left": "uses or items left",
+    "charges": "charges left", "breaks_roll": "the break die", "broke": "it broke (ITM-BRK-4)",
+    "player_message": "the Use button: what the player says",
+    "item_used": "the Use button: the [item_used] line",
+}
 USE_REASONS = (reasons.NOT_HELD, reasons.NOT_WORN, reasons.NO_USE_LEFT, reasons.NO_DIFFICULTY)
 
 

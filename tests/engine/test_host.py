@@ -492,7 +492,7 @@ def test_itm_money_5_purse_summary_of_a_bag_and_of_the_shared_view():
     """Each family's visible coins, largest first, and their worth in the smallest coin."""
     from helpers import harrow, harrow_party
 
-    from engine.actions.host import purse_summary
+    from engine.text.host import purse_summary
 
     game = harrow()
     state = harrow_party(game)

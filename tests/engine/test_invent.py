@@ -12,7 +12,8 @@ from helpers import answer, fixture_json
 
 import tagparse
 from engine import Game, State, load_ruleset, start_state
-from engine.actions.invent import instructions, is_proposal, new_session, similar_weapon
+from engine.actions.invent import instructions, is_proposal, similar_weapon
+from engine.rules.session import new_session
 from engine.rules.sheet import SheetView, effective_abilities
 from engine.rules.state import Character
 

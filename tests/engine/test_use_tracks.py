@@ -13,7 +13,7 @@ import pytest
 import replay
 from engine import Game, State, load_ruleset, start_state
 from engine.dice import Stream
-from engine.party import PartyError
+from engine.rules.party import PartyError
 from engine.text.prompt import gm_context, inventory_block, sheet_block
 from tests.engine.test_use import grave, grave_party, person, turn_where
 from tests.helpers import answer, fixture_json

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -374,20 +374,45 @@ def _shown(value: str, most: int = 40) -> str:
     return value if len(value) <= most else value[:most - 1] + "…"
 
 
+Resolver = Callable[[Game, Any, CheckRead, TurnContext, str], "Rolled | None"]
+
+
+def _sum(game: Game, res: SumResolution, request: CheckRead, ctx: TurnContext,
+         purpose: str) -> Rolled | None:
+    return sum.resolve(res, request, ctx.stream(purpose, "dice"), ctx.stream(purpose, "effects"))
+
+
+def _pool(game: Game, res: PoolResolution, request: CheckRead, ctx: TurnContext,
+          purpose: str) -> Rolled | None:
+    return pool.resolve(res, request, ctx.stream(purpose, "dice"))
+
+
+def _highest(game: Game, res: HighestResolution, request: CheckRead, ctx: TurnContext,
+             purpose: str) -> Rolled | None:
+    return highest.resolve(res, request, ctx.stream(purpose, "dice"))
+
+
+def _against(game: Game, res: AgainstResolution, request: CheckRead, ctx: TurnContext,
+             purpose: str) -> Rolled | None:
+    return against.resolve(res, request, ctx.stream(purpose, "dice"))
+
+
+def _symbols(game: Game, res: SymbolResolution, request: CheckRead, ctx: TurnContext,
+             purpose: str) -> Rolled | None:
+    return symbols.resolve(res, request, ctx.stream(purpose, "dice"), _separate_setback(game))
+
+
+# Each resolution kind's own algorithm (checks.md §2-§6), by the ruleset's ``kind``.
+RESOLVERS: dict[str, Resolver] = {"dice-sum": _sum, "dice-pool": _pool,
+                                  "dice-highest": _highest, "roll-against": _against,
+                                  "symbol-pool": _symbols}
+
+
 def resolve_request(game: Game, res: Resolution, request: CheckRead, ctx: TurnContext,
                     purpose: str = "skill_check") -> Rolled | None:
     """CHK-GEN-A6: run the resolution kind's own algorithm on a built request, with the dice
     of ``ctx.stream(purpose, ...)``; None when the check names no difficulty it can use."""
-    stream = ctx.stream(purpose, "dice")
-    if isinstance(res, SumResolution):
-        return sum.resolve(res, request, stream, ctx.stream(purpose, "effects"))
-    if isinstance(res, PoolResolution):
-        return pool.resolve(res, request, stream)
-    if isinstance(res, HighestResolution):
-        return highest.resolve(res, request, stream)
-    if isinstance(res, AgainstResolution):
-        return against.resolve(res, request, stream)
-    return symbols.resolve(res, request, stream, _separate_setback(game))
+    return RESOLVERS[res.kind](game, res, request, ctx, purpose)
 
 
 def value_check(game: Game, state: State, character: Character, value: ValueRef, label: str,
@@ -454,10 +479,32 @@ class SkillCheck(Request):
 
 
 CHECK_RECORD = {
-    "who": "who rolled", "check": "what was checked (skill, save or ability id)",
-    "kind": "skill, save or ability", "rolls": "the dice rolled", "total": "the result",
-    "dc": "the difficulty", "success": "whether it succeeded", "outcome": "the outcome tier",
-    "critical": "a critical success or failure, when there is one",
+    "skill": "the skill checked, by id (or save=, ability=)",
+    "save": "the save checked, by id", "ability": "the ability checked, by id",
+    "with": "the ability with= used instead (CHK-TAG-16)",
+    "override": "the override that applied (CHK-OVR-A1)",
+    "effects": "what conditions and items added, signed (ITM-CHK-8)",
+    "from": "where those effects came from", "automatic": "a check failed automatically",
+    "success": "whether it succeeded", "rolls": "the dice rolled", "total": "the result",
+    "dc": "the difficulty", "critical": "success or failure, when critical",
+    "outcome": "the outcome tier's label (CHK-OUT-20)",
+    "unmodified": "the total before modifiers", "modifier": "the sheet number added",
+    "kept": "the dice kept", "thrown": "the dice thrown away",
+    "highest": "the highest die (dice-highest)", "exact": "whether a die met it exactly",
+    "threshold": "the number to roll under (roll-against)", "against": "what it was rolled "
+    "against", "tens": "the tens dice (d100)", "explode": "the dice that exploded",
+    "double": "the faces that counted double", "reroll": "the dice rerolled",
+    "rerolled": "what the rerolls gave", "zeroDice": "a pool of no dice: what it rolled",
+    "dark": "the dark dice", "darkHighest": "the highest dark die",
+    "darkOutcome": "what the dark dice say",
+    "symbols": "the symbols rolled, net", "symbolDetails": "each die's symbols",
+    "setback": "the setback dice", "upgrade": "dice upgraded", "upgradeOwn": "own dice upgraded",
+    "resolution": "the resolution kind", "missingDifficulty": "the difficulty was missing",
+    "bonus": "the situational bonus used (CHK-TAG-4)",
+    "spend": "the pool spent, and how much (CHK-POOL-A3)", "bought": "what the spend bought",
+    "spendRefused": "the spend could not be paid", "successesBought": "successes bought",
+    "use": "the chosen entry used (CHK-TAL-2..6)", "useBought": "how many times bought",
+    "usePaid": "what the entry cost", "useRefused": "the entry could not be paid",
 }
 
 
@@ -481,7 +528,7 @@ def _teach_check(game: Game) -> list[str]:
         needs=Needs(lambda game: game.ruleset.resolution is not None, reasons.NO_RESOLUTION,
                     "This ruleset declares no resolution, so it has no checks."),
         reasons=(reasons.UNKNOWN_SKILL, reasons.UNKNOWN_SAVE, reasons.UNKNOWN_ABILITY,
-                 reasons.MISSING_ATTRIBUTE, reasons.MISSING_DIFFICULTY))
+                 reasons.MISSING_ATTRIBUTE, reasons.MISSING_DIFFICULTY, reasons.MALFORMED))
 def skill_check(game: Game, state: State, request: SkillCheck,
                 ctx: TurnContext) -> tuple[State, Answer]:
     """Answer ``[skill_check: ...]`` with the ruleset's own dice (CHK-GEN-A1..A8)."""

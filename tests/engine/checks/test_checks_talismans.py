@@ -12,8 +12,8 @@ from check_support import check, document
 
 from engine import Game, State, load_ruleset, start_state
 from engine.actions.checks.pipeline import roll_check
-from engine.party import PartyError
 from engine.rules.context import TurnContext
+from engine.rules.party import PartyError
 from engine.ruleset import RulesetError
 from tests.helpers import fixture_json
 

@@ -8,15 +8,15 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .actions.session import start_session
-from .rules.bags import Thing, add_to_bag, find_thing
-from .rules.game import DEFAULT_STACK, Game
-from .rules.sheet import SheetView
-from .rules.state import STATE_FORMAT, Character, Stack, State
-from .rules.tracks import track_max
-from .ruleset.pointers import did_you_mean
-from .ruleset.problems import Problem, RulesetError, from_validation_error, pointer
-from .ruleset.sheet import Skill
+from ..ruleset.pointers import did_you_mean
+from ..ruleset.problems import Problem, RulesetError, from_validation_error, pointer
+from ..ruleset.sheet import Skill
+from .bags import Thing, add_to_bag, find_thing
+from .game import DEFAULT_STACK, Game
+from .session import start_session
+from .sheet import SheetView
+from .state import STATE_FORMAT, Character, Stack, State
+from .tracks import track_max
 
 
 class PartyError(RulesetError):

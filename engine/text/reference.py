@@ -1,0 +1,170 @@
+"""The tag reference users read (``docs/tags.md``) and the JSON Schema of requests, both written
+from the action declarations (DESIGN.md "Actions: one declaration each"), never by hand."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..actions.answers import RESULTS
+from ..actions.declare import Action
+from ..actions.events import EVENTS
+from ..actions.reply import ACTION_ATTRIBUTE, ACTIONS, ENGINE_ONLY, MAX_TAGS_PER_REPLY
+from ..rules import reasons
+
+SCHEMA_ID = "https://gmtags.invalid/schema/requests.json"
+# What any tag can be refused with, whatever its action.
+EVERY_TAG = (reasons.MALFORMED, reasons.UNKNOWN_ACTION, reasons.UNSUPPORTED,
+             reasons.TOO_MANY_TAGS)
+EVERY_EVENT = (reasons.MALFORMED, reasons.UNSUPPORTED)
+
+
+def title(declared: Action) -> str:
+    """How the reference names an action: ``[inventory: action="add"]``, ``[loot:]``, or an
+    event's ``{"action": "use"}``."""
+    if declared.kind == "event":
+        return f'{{"action": "{declared.name}"}}'
+    attribute = ACTION_ATTRIBUTE.get(declared.kind)
+    if attribute is None or declared.name is None:
+        return f"[{declared.kind}:]"
+    return f'[{declared.kind}: {attribute}="{declared.name}"]'
+
+
+def _attribute_schema(declared: Action) -> tuple[dict[str, Any], list[str], list[Any]]:
+    """The attributes' schemas, the attributes required, and the choices of a required
+    attribute that has aliases (any one of them will do)."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    either: list[Any] = []
+    for _, meta in declared.request.declared:
+        one: dict[str, Any] = dict(meta.reader.schema)
+        one["description"] = meta.help
+        if meta.default is not None:
+            one["default"] = meta.default
+        properties[meta.name] = one
+        for alias in meta.aliases:
+            properties[alias] = {**one, "description": f"the same as {meta.name}="}
+        if meta.missing is not None and meta.aliases:
+            either.append({"anyOf": [{"required": [name]}
+                                     for name in (meta.name, *meta.aliases)]})
+        elif meta.missing is not None:
+            required.append(meta.name)
+    return properties, required, either
+
+
+def _action_schema(declared: Action) -> dict[str, Any]:
+    properties, required, either = _attribute_schema(declared)
+    if declared.kind == "event":
+        head: dict[str, Any] = {"action": {"const": declared.name}}
+        needed = ["action"]
+    else:
+        head = {"kind": {"const": declared.kind}}
+        needed = ["kind"]
+        attribute = ACTION_ATTRIBUTE.get(declared.kind)
+        if attribute is not None and declared.name is not None:
+            head[attribute] = {"const": declared.name}
+            needed.append(attribute)
+    schema: dict[str, Any] = {
+        "title": title(declared), "description": declared.summary, "type": "object",
+        "properties": {**head, **properties}, "required": needed + required,
+        # Unknown attributes are ignored (and said so in the answer's notes), never refused.
+        "additionalProperties": {"type": "string"} if declared.kind != "event" else True,
+    }
+    if either:
+        schema["allOf"] = either
+    if declared.kind == "event":
+        schema["not"] = {"required": ["kind"]}  # a tag is never a host event
+    return schema
+
+
+def _key(declared: Action) -> str:
+    return f"{declared.kind}.{declared.name}" if declared.name else declared.kind
+
+
+def request_schema() -> dict[str, Any]:
+    """The JSON Schema (2020-12) of every request: a tag as ``{"kind": ..., <attribute>:
+    <text>}``, a host event as its JSON payload."""
+    defined = {_key(d): _action_schema(d) for d in (*ACTIONS.values(), *EVENTS.values())}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
+        "title": "gmtags requests",
+        "description": "Every tag action and host event gmtags answers, with the attributes "
+                       "each reads. Tag attribute values are text, as written in the tag.",
+        "oneOf": [{"$ref": f"#/$defs/{key}"} for key in defined], "$defs": defined,
+    }
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _reasons(codes: Iterable[str]) -> list[str]:
+    return [f"- `{code}`: {_cell(reasons.MEANINGS.get(code, ''))}" for code in codes]
+
+
+def _section(declared: Action) -> list[str]:
+    lines = [f"### `{title(declared)}`", "", declared.summary, ""]
+    if declared.request.declared:
+        lines += ["| attribute | reads | default | meaning |", "|---|---|---|---|"]
+        for _, meta in declared.request.declared:
+            name = f"`{meta.name}=`" if declared.kind != "event" else f'`"{meta.name}"`'
+            if meta.aliases:
+                name += " (or " + ", ".join(f"`{a}=`" for a in meta.aliases) + ")"
+            default = "required" if meta.missing is not None else (meta.default or "—")
+            lines.append(f"| {name} | {meta.reader.kind} | {_cell(default)} | "
+                         f"{_cell(meta.help)} |")
+        lines.append("")
+    if declared.needs is not None:
+        lines += [f"Needs a ruleset that has it: without, `{declared.needs.reason}` "
+                  f"(\"{declared.needs.text}\").", ""]
+    lines += ["Refused with:", "", *_reasons(declared.every_reason()), ""]
+    if declared.record:
+        lines += ["The answer's record:", "", "| field | meaning |", "|---|---|"]
+        lines += [f"| `{field}` | {_cell(meaning)} |" for field, meaning in
+                  declared.record.items()]
+        lines.append("")
+    return lines
+
+
+def tag_reference() -> str:
+    """``docs/tags.md``: every tag and host event, each attribute with its default, every
+    reason code and the answer's record fields."""
+    results = ", ".join(f"`{key}=`" for keys in RESULTS.values() for key in keys)
+    lines = [
+        "# Tag reference",
+        "",
+        "<!-- Written by `gmtags schema --tags-doc` from the action declarations in "
+        "engine/actions/. Do not edit: a test fails when this file is stale. -->",
+        "",
+        "A tag is `[` kind `:` attributes `]`, each attribute `name=\"value\"`. gmtags answers "
+        "it in place: the request, then `|`, then the answer: `ok=`, `reason=` (when refused), "
+        f"`text=`, and for a check {results}. The whole answer, with its record, is in the "
+        "replay JSON (`gmtags replay`).",
+        "",
+        "Attributes nobody reads are ignored, and the answer's notes say so. Attributes only "
+        "the engine writes are ignored when a model writes them: "
+        + ", ".join(f"`{name}=`" for name in sorted(ENGINE_ONLY)) + ".",
+        "",
+        f"Any tag can also be refused with these (a reply answers at most {MAX_TAGS_PER_REPLY}"
+        " tags):",
+        "",
+        *_reasons(EVERY_TAG),
+        "",
+        "## Tags",
+        "",
+    ]
+    for declared in ACTIONS.values():
+        lines += _section(declared)
+    lines += [
+        "## Host events",
+        "",
+        "What the player does with the host's buttons is an `event` message in the transcript: "
+        "a JSON object whose `action` names the event; `who` defaults to the message's name. "
+        "An event is answered like a tag and can also be refused with:",
+        "",
+        *_reasons(EVERY_EVENT),
+        "",
+    ]
+    for declared in EVENTS.values():
+        lines += _section(declared)
+    return "\n".join(lines).rstrip("\n") + "\n"
