@@ -1,9 +1,10 @@
-"""Where a problem is in a ruleset file: an RFC 6901 JSON pointer and a message."""
+"""Where a problem is in a ruleset file (an RFC 6901 JSON pointer and a message), and the small
+helpers every check of a ruleset uses: repeated ids, and the name a typo most likely meant."""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 
@@ -33,6 +34,15 @@ def _escape(part: str | int) -> str:
 def pointer(*parts: str | int) -> str:
     """The RFC 6901 JSON pointer of a path into the ruleset document."""
     return "".join("/" + _escape(part) for part in parts)
+
+
+def duplicates(ids: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """Every id seen before, with its index."""
+    seen: set[str] = set()
+    for index, ident in enumerate(ids):
+        if ident in seen:
+            yield index, ident
+        seen.add(ident)
 
 
 # How alike a typo and a known name must be (difflib's ratio) to be suggested: "sneek" and

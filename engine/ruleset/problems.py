@@ -12,10 +12,9 @@ from pydantic import BaseModel, ValidationError
 from ..dice import parse_dice
 from .effects import Modifier
 from .items import Item, ItemBlock
-from .pointers import Problem, RulesetError, did_you_mean, pointer
+from .pointers import Problem, RulesetError, did_you_mean, duplicates, pointer
 from .references import block_problems, stat_value_problem
-from .references import duplicates as _duplicates
-from .resolution import resolution_problems
+from .resolution_problems import resolution_problems
 from .ruleset import Ruleset
 from .values import LIVE_KINDS, ItemStatRef, ValueRef
 from .versions import version_problems, version_tuple, walk
@@ -125,7 +124,7 @@ def cross_references(ruleset: Ruleset) -> list[Problem]:
     for key, rows in (("abilities", sheet.abilities), ("skills", sheet.skills),
                       ("saves", sheet.saves), ("fields", sheet.fields),
                       ("derived", sheet.derived)):
-        for index, ident in _duplicates(row.id for row in rows):
+        for index, ident in duplicates(row.id for row in rows):
             add(Problem(pointer("sheet", key, index, "id"), f'duplicate id "{ident}"'))
     ability_ids = {a.id for a in sheet.abilities}
     for key, rows in (("skills", sheet.skills), ("saves", sheet.saves)):
@@ -145,7 +144,7 @@ def cross_references(ruleset: Ruleset) -> list[Problem]:
                 add(Problem(pointer("sheet", key, index, "bonusRange"),
                             "the lowest bonus is above the highest"))
     problems.extend(_derived_problems(ruleset))
-    for index, ident in _duplicates(p.id for p in ruleset.live.pools):
+    for index, ident in duplicates(p.id for p in ruleset.live.pools):
         add(Problem(pointer("live", "pools", index, "id"), f'duplicate id "{ident}"'))
     reads_items = derived_reads_live(ruleset, frozenset({"item_stat"}))
     for index, pool in enumerate(ruleset.live.pools):
@@ -158,11 +157,11 @@ def cross_references(ruleset: Ruleset) -> list[Problem]:
     for index, pool in enumerate(ruleset.live.pools):
         problems.extend(check_value(("live", "pools", index, "max"), pool.max, True))
     problems.extend(_track_problems(ruleset, reads_items, check_value))
-    for index, ident in _duplicates(c.id for c in ruleset.conditions):
+    for index, ident in duplicates(c.id for c in ruleset.conditions):
         add(Problem(pointer("conditions", index, "id"), f'duplicate id "{ident}"'))
-    for index, ident in _duplicates(r.id for r in ruleset.rests):
+    for index, ident in duplicates(r.id for r in ruleset.rests):
         add(Problem(pointer("rests", index, "id"), f'duplicate id "{ident}"'))
-    for index, ident in _duplicates(c.id for c in ruleset.catalogs):
+    for index, ident in duplicates(c.id for c in ruleset.catalogs):
         add(Problem(pointer("catalogs", index, "id"), f'duplicate id "{ident}"'))
 
     if ruleset.items is not None:
@@ -171,7 +170,7 @@ def cross_references(ruleset: Ruleset) -> list[Problem]:
     nodes = list(walk(ruleset))
     problems.extend(_item_stat_problems(ruleset, nodes))
     for c_index, catalog in enumerate(ruleset.catalogs):
-        for index, ident in _duplicates(e.id for e in catalog.entries):
+        for index, ident in duplicates(e.id for e in catalog.entries):
             add(Problem(pointer("catalogs", c_index, "entries", index, "id"),
                         f'duplicate id "{ident}"'))
         if catalog.holds != "items":
@@ -203,7 +202,7 @@ def cross_references(ruleset: Ruleset) -> list[Problem]:
         for k_index, coin in enumerate(layer.coins):
             if coin not in coin_ids:
                 add(Problem(pointer("layers", l_index, "coins", k_index), f'unknown coin "{coin}"'))
-    for index, ident in _duplicates(layer.id for layer in ruleset.layers):
+    for index, ident in duplicates(layer.id for layer in ruleset.layers):
         add(Problem(pointer("layers", index, "id"), f'duplicate id "{ident}"'))
     if ruleset.items is not None:
         for l_index, layer in enumerate(ruleset.layers):
@@ -227,7 +226,7 @@ def _track_problems(ruleset: Ruleset, reads_items: Mapping[str, bool],
     pool_ids = {p.id for p in live.pools}
     skills = {s.id for s in ruleset.sheet.skills}
     saves = {s.id for s in ruleset.sheet.saves}
-    for index, ident in _duplicates(t.id for t in live.tracks):
+    for index, ident in duplicates(t.id for t in live.tracks):
         add(Problem(pointer("live", "tracks", index, "id"), f'duplicate id "{ident}"'))
     health_seen = any(p.health for p in live.pools)
     for index, track in enumerate(live.tracks):
@@ -360,7 +359,7 @@ def _item_block_problems(ruleset: Ruleset, block: ItemBlock) -> list[Problem]:
     problems: list[Problem] = []
     add = problems.append
     for key in ("categories", "rarities", "tags", "stats", "slots", "currencies"):
-        for index, ident in _duplicates(row.id for row in getattr(block, key)):
+        for index, ident in duplicates(row.id for row in getattr(block, key)):
             add(Problem(pointer("items", key, index, "id"), f'duplicate id "{ident}"'))
     coin_seen: set[str] = set()
     for f_index, family in enumerate(block.currencies):
@@ -369,7 +368,7 @@ def _item_block_problems(ruleset: Ruleset, block: ItemBlock) -> list[Problem]:
                 add(Problem(pointer("items", "currencies", f_index, "units", u_index, "id"),
                             f'coin id "{coin.id}" is used by another coin'))
             coin_seen.add(coin.id)
-        for u_index, value in _duplicates(str(u.value) for u in family.units):  # ITM-CUR-3
+        for u_index, value in duplicates(str(u.value) for u in family.units):  # ITM-CUR-3
             add(Problem(pointer("items", "currencies", f_index, "units", u_index, "value"),
                         f"two coins of one family have the value {value}"))
         if min(u.value for u in family.units) != 1:  # ITM-CUR-2
@@ -409,7 +408,7 @@ def _item_block_problems(ruleset: Ruleset, block: ItemBlock) -> list[Problem]:
         if cap.rarity not in rarities:
             add(Problem(pointer("items", "rarityCaps", index, "rarity"),
                         f'unknown rarity "{cap.rarity}"'))
-    for index, ident in _duplicates(c.rarity for c in block.rarity_caps):  # ITM-CAPS-1
+    for index, ident in duplicates(c.rarity for c in block.rarity_caps):  # ITM-CAPS-1
         add(Problem(pointer("items", "rarityCaps", index, "rarity"),
                     f'a second cap for rarity "{ident}"'))
     return problems

@@ -6,35 +6,25 @@ Every rule here is **[Import]**: an impossible rule is refused at load, never fo
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..dice import parse_dice
 from .combat import Attack, StatRead, ToHit, Use
 from .fakes import CheckName, Tell
 from .gear import GearLine
 from .items import Item, ItemBlock, Stat
 from .loot import ItemFilter
-from .pointers import Problem, pointer
+from .pointers import Problem, duplicates, pointer
+from .ruleset import Ruleset
 from .values import Threshold, ValueRef
-
-if TYPE_CHECKING:
-    from .ruleset import Ruleset
 
 Where = tuple[str | int, ...]
 # OQ-4: the most stacks one bag takes at once (engine/game.py MAX_STACKS_PER_BAG; the ruleset
 # package cannot import the game module, which imports it).
 MAX_STACKS_PER_BAG = 500
 DEFAULT_STACK = 999_999
-
-
-def duplicates(ids: Iterable[str]) -> Iterator[tuple[int, str]]:
-    """Every id seen before, with its index."""
-    seen: set[str] = set()
-    for index, ident in enumerate(ids):
-        if ident in seen:
-            yield index, ident
-        seen.add(ident)
 
 
 @dataclass
@@ -277,8 +267,6 @@ def _tell(names: Names, where: Where, tell: Tell,
 
 def stat_value_problem(stat: Stat, value: object) -> str | None:
     """Why ``value`` is not one the stat can take (ITM-ENTRY-6), or None."""
-    from ..dice import parse_dice
-
     kind = stat.type
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):

@@ -11,8 +11,6 @@ from .items import Catalog, ItemBlock
 from .resolution import Resolution
 from .sheet import Condition, Layer, Live, Rest, Sheet
 
-__all__ = ["Resolution", "Ruleset"]
-
 
 class Ruleset(RulesetModel):
     """A gmtags ruleset: the sheet, how checks roll, the items block, catalogs and layers."""

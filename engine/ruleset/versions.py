@@ -5,7 +5,7 @@ import); versions compare as dot-separated integers (OQ-2: taken literally)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -15,11 +15,9 @@ from .items import Carry, Coin, Entry, Item, ItemBlock, RarityCap, Sold
 from .loot import LootRow
 from .market import Market, Place, Seller, SoldRule
 from .pointers import Problem, pointer
+from .ruleset import Ruleset
 from .sheet import Layer
 from .values import ValueRef
-
-if TYPE_CHECKING:
-    from .ruleset import Ruleset
 
 Path = tuple[str | int, ...]
 
