@@ -14,10 +14,19 @@ from helpers import FIXTURES, fixture_json
 import tagparse
 from engine import ACTIONS, EVENTS, TurnContext, apply_event, apply_reply, load_ruleset, start_state
 from engine.actions.attrs import COUNT, TEXT, WHO
-from engine.actions.declare import Action, Request, action, attr, read_request, request, table
+from engine.actions.bags import Add
+from engine.actions.declare import (
+    Action,
+    Refusal,
+    Request,
+    action,
+    attr,
+    read_request,
+    request,
+    table,
+)
 from engine.actions.reply import ACTION_ATTRIBUTE, KNOWN_ACTIONS, READS, action_of
 from engine.rules import reasons
-from engine.rules.state import State
 from engine.text.reference import EVERY_EVENT, EVERY_TAG
 from replay.cli_io import load_chat
 from replay.fold import replay
@@ -104,7 +113,7 @@ def test_reads_and_known_actions_come_from_the_declarations() -> None:
 
 
 def test_an_attribute_no_declaration_reads_is_noted_and_ignored() -> None:
-    state, answers = apply_reply(GRAVEWATCH, PARTY, tagparse.scan(
+    _, answers = apply_reply(GRAVEWATCH, PARTY, tagparse.scan(
         '[inventory: action="remove" item="x" colour="red" outcome="won"]').tags,
         TurnContext(PARTY.seed, (0, 0)))
     assert answers[0].notes == ('ignored unknown attribute "colour"',
@@ -193,8 +202,8 @@ def test_reading_a_request_reads_aliases_and_gives_the_first_refusal() -> None:
     add = ACTIONS[("inventory", "add")].request
     read = read_request(add, tagparse.scan('[inventory: action="add" items="Rope"]').tags[0],
                         GRAVEWATCH, PARTY)
-    assert not isinstance(read, State) and getattr(read, "item") == "Rope"
+    assert isinstance(read, Add) and read.item == "Rope"
     first = read_request(add, tagparse.scan(
         '[inventory: action="add" item="Rope" count="0" who="Nobody"]').tags[0],
         GRAVEWATCH, PARTY)
-    assert getattr(first, "reason") == reasons.BAD_COUNT  # count= is declared before who=
+    assert isinstance(first, Refusal) and first.reason == reasons.BAD_COUNT  # count= before who=
