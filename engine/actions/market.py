@@ -19,6 +19,7 @@ from ..rules import reasons
 from ..rules.bags import Thing, add_to_bag, cursed_bound, find_thing, item_of, take_from_bag
 from ..rules.carry import distribute
 from ..rules.context import TurnContext
+from ..rules.fakes import add_disguised, reveal_stacks
 from ..rules.game import CatalogItem, CoinInfo, Game
 from ..rules.market import (
     LIMITED_SHOWN,
@@ -56,6 +57,7 @@ from ..ruleset.market import Market, PriceLevel, Seller
 from .answers import Answer, accepted, refused
 from .attrs import COUNT, RAW, TEXT, WHO
 from .declare import Needs, Request, action, attr, request
+from .fakes import notice
 from .money import coin_listing, exchange_text
 
 # ---------------------------------------------------------------------------------------------
@@ -275,8 +277,6 @@ def _place_fake(game: Game, state: State, who: int, fake: CatalogItem, shown: Ca
                 count: int) -> State | None:
     """ITM-FAKE-7/9: bought fakes into the buyer's bag as the item they pass for — as much room
     (load, stacks) as the fake itself takes; None when it does not fit."""
-    from ..rules.fakes import add_disguised
-
     thing = Thing(shown.label, fake.ref, None, fake.stack_limit)
     _, _, left = distribute(game, state, thing, count, who)
     character = state.characters[who]
@@ -286,13 +286,11 @@ def _place_fake(game: Game, state: State, who: int, fake: CatalogItem, shown: Ca
     return state.with_bag(who, bag)
 
 
-def _held(game: Game, state: State, tag: Tag, ctx: TurnContext, where: Place,
+def _noticed_before_paying(game: Game, state: State, tag: Tag, ctx: TurnContext, where: Place,
           entry: CatalogItem, who: int, offer: Offer) -> tuple[State, Answer] | None:
     """ITM-NOTICE-1..7: before a buy that would yield a fake, the other party members may
     notice; then nothing is paid and the buy is held — once a day: asked again, it goes
     through. The held buy is written on the day's ledger (that is all that changes)."""
-    from .fakes import notice
-
     seller, fake = offer.seller, offer.fake
     assert seller is not None and fake is not None
     buyer = state.characters[who].name
@@ -360,7 +358,7 @@ def buy(game: Game, state: State, request: Buy, ctx: TurnContext) -> tuple[State
     if isinstance(offer, Answer):
         return state, offer
     if offer.fake is not None:
-        held = _held(game, state, tag, ctx, where, entry, who, offer)
+        held = _noticed_before_paying(game, state, tag, ctx, where, entry, who, offer)
         if held is not None:
             return held
     total_value = unit.value * count  # OQ-49: the unit price times count, one payment
@@ -494,8 +492,6 @@ def _sell_fake(game: Game, state: State, tag: Tag, ctx: TurnContext, market: Mar
     (the fake is found out) and pays what that is worth — the buy-back of its own ``cost``
     (OQ-57) — or refuses it (``not-for-sale``, the fake still found out); a dishonest buyer
     takes it as what it seems and pays for that."""
-    from ..rules.fakes import reveal_stacks
-
     character = state.characters[who]
     shown = game.items[shown_ref]
     fake_ref = next(s.item for s in reversed(character.bag) if s.shows_as == shown_ref)

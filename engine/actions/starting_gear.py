@@ -14,6 +14,7 @@ from ..rules.bags import Thing, add_to_bag
 from ..rules.carry import load, thresholds, unit_weight
 from ..rules.context import TurnContext
 from ..rules.game import DEFAULT_STACK, Game
+from ..rules.gear import slots_in_use
 from ..rules.layers import hidden_items, removed_coins
 from ..rules.sheet import SheetView
 from ..rules.state import Character, Stack, State
@@ -142,8 +143,6 @@ def _pieces(game: Game, state: State, gear: StartingGear, request: TakeGear,
 
 def _slots_free(game: Game, state: State, bag: tuple[Stack, ...], character: Character,
                 ref: str) -> bool:
-    from ..rules.gear import slots_in_use
-
     item = game.items[ref].item
     if not item.slots:
         return False

@@ -14,6 +14,7 @@ from ..ruleset.loot import ItemFilter
 from ..ruleset.market import Market, PriceLevel, Seller
 from ..ruleset.market import Place as PlaceSize
 from .carry import exact
+from .fakes import passes_for
 from .game import CatalogItem, CoinInfo, Game
 from .layers import hidden_items, removed_coins
 from .loot import roll_table
@@ -233,8 +234,6 @@ def taken_today(place: Place, ref: str, seller: str | None) -> int:
 def fake_on_offer(game: Game, state: State | None, entry: CatalogItem) -> CatalogItem | None:
     """ITM-FAKE-4/7: the item a fake is offered as — checked again whenever a market offers
     it, so a fake whose target is missing, hidden or unsaleable is never sold."""
-    from .fakes import passes_for
-
     target = passes_for(game, entry)
     if target is None or not saleable(game, state, target.ref, target.item):
         return None

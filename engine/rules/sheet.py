@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ruleset import Item, ValueRef
+from .bags import bag_index
 from .game import Game
 from .items import can_be_worn, effect_part, item_is_worn
 from .memo import IdentityMemo
@@ -64,8 +65,6 @@ def owned_items(game: Game, character: Character, state: State | None = None
     once each, in the bag order of its first stack. Remembered per bag index: checks ask this
     again and again, mostly of bags that differ from the last one in counts alone, which
     share its index (see ``engine.rules.bags.BagIndex``) and own the same items, worn the same."""
-    from .bags import bag_index  # bags reads sheets: imported when used
-
     invented = state.invented if state is not None else None
     bag = character.bag
     index = bag_index(bag)

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..ruleset import Item
 from .memo import IdentityMemo, reuse_ends
-from .trusted import filled
+from .trusted import set_fields
 
 STATE_FORMAT: Literal["gmtags-state/1"] = "gmtags-state/1"
 
@@ -31,7 +31,7 @@ class StateModel(BaseModel):
         long, issue 13)."""
         if deep or not update:
             return super().model_copy(update=update, deep=deep)
-        return filled(self.__class__.__new__(self.__class__), {**self.__dict__, **update},
+        return set_fields(self.__class__.__new__(self.__class__), {**self.__dict__, **update},
                       self.__pydantic_fields_set__ | update.keys())
 
 

@@ -28,10 +28,10 @@ _SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
 def trusted(cls: type[M], fields: dict[str, Any]) -> M:
     """``cls(**fields)`` for fields already of their types (``fields`` becomes the value's
     own: the caller hands it over and does not change it afterwards)."""
-    return filled(cls.__new__(cls), fields, set(fields))
+    return set_fields(cls.__new__(cls), fields, set(fields))
 
 
-def filled(made: M, fields: dict[str, Any], fields_set: set[str]) -> M:
+def set_fields(made: M, fields: dict[str, Any], fields_set: set[str]) -> M:
     """A model instance just made with ``__new__``, given its fields and the names set."""
     _SET_DICT(made, fields)
     _SET_FIELDS_SET(made, fields_set)
