@@ -18,26 +18,16 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import tagparse
-from engine import Answer, Game, State, TurnContext, answer_attrs, apply_reply
+from engine import Answer, Game, State, answer_attrs, apply_reply
 from tagparse.grammar import TAG_KINDS, patterns
 
-from ..fold import turn_key
+from ..fold import Position, turn_context
 from ..transcript import Message
 
 AnswerMode = Literal["inline", "block", "none"]
 MAX_HOLD = 4096  # characters held back for one unfinished tag before it is let through raw
 _HEAD_START = re.compile(r"\[\s*([A-Za-z_]*)(\s*)")
 _LINE_END = re.compile(r"[\n\r]")
-
-
-def answer_reply(game: Game, state: State, replies: int, text: str) -> list[Answer]:
-    """The engine's answers to the tags of GM reply number ``replies`` with text ``text``."""
-    tags = tagparse.scan(text).tags
-    if not tags:
-        return []
-    message = Message(role="gm", text=text)
-    ctx = TurnContext(state.seed, turn_key(state, 0, replies, message))
-    return apply_reply(game, state, tags, ctx)[1]
 
 
 def answer_part(tag: tagparse.Tag, answer: Answer) -> str:
@@ -174,6 +164,6 @@ class ReplyStream:
     def _answer(self, tags: tuple[tagparse.Tag, ...]) -> list[Answer]:
         if not tags:
             return []
-        message = Message(role="gm", text=self.full)
-        ctx = TurnContext(self.state.seed, turn_key(self.state, 0, self.replies, message))
+        # a request is one session without events (see replay.cache.fold_turns)
+        ctx = turn_context(Position(self.state, 0, self.replies), Message(role="gm"))
         return apply_reply(self.game, self.state, tags, ctx)[1]

@@ -39,7 +39,8 @@ from engine.events import apply_event
 from engine.game import DEFAULT_STACK, MAX_STACKS_PER_BAG
 from engine.money import parse_amount
 from replay import parse_transcript, replay
-from replay.cache import MemoryStore, SnapshotCache, Turn, fold_turns
+from replay.cache import MemoryStore, SnapshotCache, fold_turns
+from replay.transcript import Turn
 
 SETTINGS = settings(max_examples=20, stateful_step_count=25, deadline=None, derandomize=True,
                     database=None, suppress_health_check=[HealthCheck.too_slow])
