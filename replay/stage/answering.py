@@ -8,26 +8,76 @@ text (its refusal is in the response metadata and the next prompt's LAST ANSWERS
 Streaming: text passes through as it arrives, except from a ``[`` that may open a tag, which is
 held back until the tag is complete or provably not a tag. A continued reply (SillyTavern's
 Continue) is one reply: the old text is the start of ``full`` and is not sent again; a tag that
-straddles it gets its answer part inserted before its closing ``]``.
+straddles it gets its answer part inserted before its closing ``]``. Each tag is answered once,
+as it completes (:class:`LiveAnswers`), not again with every chunk that follows it.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Literal
 
 import tagparse
 from engine import Answer, Game, State, answer_attrs, apply_reply
-from tagparse.grammar import TAG_KINDS, patterns
+from engine.apply import MAX_TAGS_PER_REPLY, answer_tag
 
 from ..fold import Position, turn_context
 from ..transcript import Message
 
 AnswerMode = Literal["inline", "block", "none"]
 MAX_HOLD = 4096  # characters held back for one unfinished tag before it is let through raw
-_HEAD_START = re.compile(r"\[\s*([A-Za-z_]*)(\s*)")
-_LINE_END = re.compile(r"[\n\r]")
+
+
+class LiveAnswers:
+    """The answers to the tags of a reply that is still being written, each tag answered
+    once, as it completes, from the state after the tags before it.
+
+    Always what :func:`engine.apply_reply` gives the tags so far: tags are applied in text
+    order, each with its ordinal among the reply's tags of its kind (the dice of the k-th
+    check of a turn), as ``apply_reply`` applies them while every ``[place:]`` comes before
+    the reply's other tags.
+    """
+
+    def __init__(self, game: Game, state: State, replies: int) -> None:
+        self.game = game
+        self.start = state
+        # a request is one session without events (see replay.cache.fold_turns)
+        self.ctx = turn_context(Position(state, 0, replies), Message(role="gm"))
+        self.state = state  # after the tags answered so far
+        self.tags: tuple[tagparse.Tag, ...] = ()
+        self.answers: list[Answer] = []
+        self._ordinals: dict[str, int] = {}
+        self._others = False  # a tag other than [place:] is among those answered
+        self._whole = False  # the tags are answered as a whole reply, not one by one
+
+    def update(self, tags: tuple[tagparse.Tag, ...]) -> list[Answer]:
+        """The answers to ``tags``: the reply's tags up to where it has settled, beginning
+        with the tags answered before."""
+        if tags == self.tags:
+            return self.answers
+        new = tags[len(self.tags):]
+        if tags[:len(self.tags)] != self.tags or len(tags) > MAX_TAGS_PER_REPLY:
+            self._whole = True  # an earlier tag reads otherwise (never seen), or too many
+        for tag in () if self._whole else new:
+            if tag.kind == "place" and self._others:
+                # A [place:] after another tag is resolved before it (buy and sell price at
+                # the place that holds at the end of the reply), so the tags answered already
+                # were answered at the wrong place: the reply is answered whole from now on.
+                self._whole = True
+                break
+            self._others = self._others or tag.kind != "place"
+            self.state, answer = answer_tag(self.game, self.state, tag,
+                                            self.ctx.for_tag(self._ordinal(tag.kind)))
+            self.answers.append(answer)
+        if self._whole:
+            self.state, self.answers = apply_reply(self.game, self.start, tags, self.ctx)
+        self.tags = tags
+        return self.answers
+
+    def _ordinal(self, kind: str) -> int:
+        ordinal = self._ordinals.get(kind, 0)
+        self._ordinals[kind] = ordinal + 1
+        return ordinal
 
 
 def answer_part(tag: tagparse.Tag, answer: Answer) -> str:
@@ -75,45 +125,6 @@ def answers_block(answers: list[Answer]) -> str:
     return "\n".join(lines)
 
 
-def _could_become_head(text: str, at: int) -> bool:
-    """Whether ``text[at:]`` (starting with ``[``) is the start of a tag head still arriving."""
-    match = _HEAD_START.match(text, at)
-    if match is None or match.end() != len(text) or len(text) - at > 64:
-        return False
-    name = match.group(1).lower()
-    if match.group(2) and name:
-        return name in TAG_KINDS
-    return any(kind.startswith(name) for kind in TAG_KINDS)
-
-
-def settled(text: str, start: int, final: bool) -> int:
-    """How far ``text`` is settled from ``start``: no tag that begins before it is unfinished."""
-    found = patterns()
-    at = start
-    while True:
-        bracket = text.find("[", at)
-        if bracket < 0:
-            return len(text)
-        head = found.head.match(text, bracket)
-        if head is None:
-            if not final and _could_become_head(text, bracket):
-                return bracket
-            at = bracket + 1
-            continue
-        body = found.body.match(text, head.end())
-        stop = body.end() if body is not None else head.end()
-        if stop >= len(text):
-            return len(text) if final else bracket
-        if text[stop] in "[]":
-            at = stop + 1 if text[stop] == "]" else stop
-            continue
-        # A quote that does not close yet: settled once its line has ended.
-        line_end = _LINE_END.search(text, stop)
-        if line_end is None:
-            return len(text) if final else bracket
-        at = line_end.start()
-
-
 @dataclass
 class ReplyStream:
     """Turns the model's reply, chunk by chunk, into the answered text to send on."""
@@ -130,8 +141,9 @@ class ReplyStream:
     def __post_init__(self) -> None:
         self.full = self.before
         self.sent = len(self.before)
+        self._live = LiveAnswers(self.game, self.state, self.replies)
         # A tag of the old text that is not finished yet straddles into the continuation.
-        self._open = settled(self.before, 0, final=False)
+        self._open = tagparse.unfinished_tag(self.before)
 
     def feed(self, delta: str) -> str:
         """Add model text; return what can be sent now."""
@@ -146,24 +158,18 @@ class ReplyStream:
         return text
 
     def _advance(self, final: bool) -> str:
-        settled_to = settled(self.full, min(self._open, self.sent), final)
+        settled_to = len(self.full) if final else \
+            tagparse.unfinished_tag(self.full, min(self._open, self.sent))
         if not final and len(self.full) - settled_to > MAX_HOLD:
             settled_to = len(self.full)  # an unfinished tag this long is prose after all
         if settled_to <= self.sent:
             self._open = min(self._open, settled_to)
             return ""
         scanned = tagparse.scan(self.full[:settled_to])
-        self.answers = self._answer(scanned.tags)
+        self.answers = self._live.update(scanned.tags)
         if self.mode == "inline":
             out = rewrite(self.full, scanned.tags, self.answers, self.sent, settled_to)
         else:
             out = self.full[self.sent:settled_to]
         self.sent = self._open = settled_to
         return out
-
-    def _answer(self, tags: tuple[tagparse.Tag, ...]) -> list[Answer]:
-        if not tags:
-            return []
-        # a request is one session without events (see replay.cache.fold_turns)
-        ctx = turn_context(Position(self.state, 0, self.replies), Message(role="gm"))
-        return apply_reply(self.game, self.state, tags, ctx)[1]
