@@ -59,15 +59,6 @@ def test_a_model_written_answer_part_is_replaced_by_the_engines() -> None:
     assert dict(tags[0].answer or ())["ok"] == "true"
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("plain", 5), ("a [", 2), ("a [inv", 2), ("a [sighs", 8), ("a [inventory ", 2),
-    ("a [inventory: x", 2), ('a [inventory: x="1"] b', 22), ("a [ski", 2), ("a [zz", 5),
-    ('a [inventory: item="unclosed\nnext', 33),
-])
-def test_what_is_held_back(text: str, expected: int) -> None:
-    assert tagparse.unfinished_tag(text) == expected
-
-
 def test_a_continued_reply_answers_the_tag_that_straddles_the_old_text() -> None:
     before = 'You find [inventory: action="add" '
     out = whole('item="Rope" who="Ada"] and more.', before=before)
