@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
 from helpers import FIXTURES, harrow, harrow_party
@@ -31,20 +32,30 @@ def whole(text: str, before: str = "") -> str:
     return stream.feed(text) + stream.finish()
 
 
+def random_chunks(text: str, seed: int, most: int) -> Iterator[str]:
+    """``text`` in pieces of 1 to ``most`` characters, cut where ``seed`` says."""
+    rng = random.Random(seed)
+    at = 0
+    while at < len(text):
+        step = rng.randint(1, most)
+        yield text[at:at + step]
+        at += step
+
+
+def streamed(game: Game, state: State, text: str, seed: int, most: int) -> str:
+    """What the stage sends of ``text`` streamed in :func:`random_chunks`."""
+    stream = ReplyStream(game, state, 0)
+    return "".join(stream.feed(piece) for piece in random_chunks(text, seed, most)) + \
+        stream.finish()
+
+
 @pytest.mark.parametrize("text", REPLIES)
 def test_any_chunk_split_gives_the_same_answered_text(text: str) -> None:
     game = harrow()
     state = harrow_party(game)
     expected = whole(text)
     for seed in range(40):
-        rng = random.Random(seed)
-        stream = ReplyStream(game, state, 0)
-        out, at = "", 0
-        while at < len(text):
-            step = rng.randint(1, 6)
-            out += stream.feed(text[at:at + step])
-            at += step
-        assert out + stream.finish() == expected
+        assert streamed(game, state, text, seed, 6) == expected
 
 
 def test_well_formed_tags_come_back_answered_and_malformed_ones_as_written() -> None:
@@ -126,13 +137,9 @@ def test_live_answers_are_the_whole_reply_answers_at_every_chunk(
     expected = replayed(game, state, text)
     assert len(expected) >= 3
     for seed in range(12):
-        rng = random.Random(seed)
         stream = ReplyStream(game, state, 0)
-        at = 0
-        while at < len(text):
-            step = rng.randint(1, 9)
-            stream.feed(text[at:at + step])
-            at += step
+        for piece in random_chunks(text, seed, 9):
+            stream.feed(piece)
             # what was sent so far is answered as the whole reply up to there would be
             assert stream.answers == replayed(game, state, stream.full[:stream.sent])
         stream.finish()
@@ -147,11 +154,4 @@ def test_a_streamed_reply_sends_the_text_of_the_reply_answered_whole(
     whole_reply = ReplyStream(game, state, 0)
     answered = whole_reply.feed(text) + whole_reply.finish()
     for seed in range(12):
-        rng = random.Random(seed)
-        stream = ReplyStream(game, state, 0)
-        out, at = "", 0
-        while at < len(text):
-            step = rng.randint(1, 9)
-            out += stream.feed(text[at:at + step])
-            at += step
-        assert out + stream.finish() == answered
+        assert streamed(game, state, text, seed, 9) == answered
