@@ -14,7 +14,9 @@ as it completes (:class:`LiveAnswers`), not again with every chunk that follows 
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Literal
 
 import tagparse
@@ -51,28 +53,49 @@ class LiveAnswers:
         self._whole = False  # the tags are answered as a whole reply, not one by one
 
     def update(self, tags: tuple[tagparse.Tag, ...]) -> list[Answer]:
-        """The answers to ``tags``: the reply's tags up to where it has settled, beginning
-        with the tags answered before."""
-        if tags == self.tags:
+        """The answers to ``tags``: the reply's tags up to where it has settled, which begin
+        with the tags answered before (text that has settled reads the same whatever follows:
+        :func:`tagparse.unfinished_tag`)."""
+        if self._whole:
+            if tags != self.tags:
+                self.state, self.answers = apply_reply(self.game, self.start, tags, self.ctx)
+                self.tags = tags
             return self.answers
-        new = tags[len(self.tags):]
-        if tags[:len(self.tags)] != self.tags or len(tags) > MAX_TAGS_PER_REPLY:
-            self._whole = True  # an earlier tag reads otherwise (never seen), or too many
-        for tag in () if self._whole else new:
+        known = len(self.tags)
+        if known and (len(tags) < known or tags[known - 1] != self.tags[-1]):
+            # The last tag answered reads otherwise now: a tag left unclosed at the end of the
+            # settled text is "never closed" until the text after it shows the next "[". Only
+            # the last one can: every tag before it is followed by the next tag's "[". Answer
+            # again from the start of the turn.
+            self._restart()
+        if len(tags) > MAX_TAGS_PER_REPLY:
+            return self.unsettle(tags)
+        for tag in tags[len(self.tags):]:
             if tag.kind == "place" and self._others:
                 # A [place:] after another tag is resolved before it (buy and sell price at
                 # the place that holds at the end of the reply), so the tags answered already
                 # were answered at the wrong place: the reply is answered whole from now on.
-                self._whole = True
-                break
+                return self.unsettle(tags)
             self._others = self._others or tag.kind != "place"
             self.state, answer = answer_tag(self.game, self.state, tag,
                                             self.ctx.for_tag(self._ordinal(tag.kind)))
             self.answers.append(answer)
-        if self._whole:
-            self.state, self.answers = apply_reply(self.game, self.start, tags, self.ctx)
         self.tags = tags
         return self.answers
+
+    def unsettle(self, tags: tuple[tagparse.Tag, ...]) -> list[Answer]:
+        """Answer ``tags`` as a whole reply, now and at every update after: for when the tags
+        answered one by one are not answered as the whole reply answers them, or may yet read
+        otherwise (text let through before it settled)."""
+        self._whole = True
+        self._restart()
+        return self.update(tags)
+
+    def _restart(self) -> None:
+        """Forget the tags answered: the next update answers from the start of the turn."""
+        self.state, self.tags, self.answers = self.start, (), []
+        self._ordinals = {}
+        self._others = False
 
     def _ordinal(self, kind: str) -> int:
         ordinal = self._ordinals.get(kind, 0)
@@ -95,9 +118,10 @@ def rewrite(text: str, tags: tuple[tagparse.Tag, ...], answers: list[Answer], st
     """
     pieces: list[str] = []
     at = start
-    for tag, answer in zip(tags, answers, strict=True):
-        if tag.end <= start or tag.start >= end:
-            continue
+    first = bisect.bisect_right(tags, start, key=attrgetter("end"))  # tags end in text order
+    for tag, answer in zip(tags[first:], answers[first:], strict=True):
+        if tag.start >= end:
+            break
         if tag.malformed is not None:
             continue  # kept as written
         if tag.start < start:
@@ -160,13 +184,15 @@ class ReplyStream:
     def _advance(self, final: bool) -> str:
         settled_to = len(self.full) if final else \
             tagparse.unfinished_tag(self.full, min(self._open, self.sent))
-        if not final and len(self.full) - settled_to > MAX_HOLD:
+        forced = not final and len(self.full) - settled_to > MAX_HOLD
+        if forced:
             settled_to = len(self.full)  # an unfinished tag this long is prose after all
         if settled_to <= self.sent:
             self._open = min(self._open, settled_to)
             return ""
         scanned = tagparse.scan(self.full[:settled_to])
-        self.answers = self._live.update(scanned.tags)
+        self.answers = self._live.unsettle(scanned.tags) if forced else \
+            self._live.update(scanned.tags)
         if self.mode == "inline":
             out = rewrite(self.full, scanned.tags, self.answers, self.sent, settled_to)
         else:

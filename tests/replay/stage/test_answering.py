@@ -10,6 +10,7 @@ from helpers import FIXTURES, harrow, harrow_party
 
 import tagparse
 from engine import Answer, Game, State
+from engine.apply import MAX_TAGS_PER_REPLY
 from replay import load_party, load_ruleset, replay
 from replay.formats import transcript_from_openai
 from replay.stage.answering import ReplyStream
@@ -155,3 +156,19 @@ def test_a_streamed_reply_sends_the_text_of_the_reply_answered_whole(
     answered = whole_reply.feed(text) + whole_reply.finish()
     for seed in range(12):
         assert streamed(game, state, text, seed, 9) == answered
+
+
+def test_a_live_reply_past_the_tag_limit_is_answered_as_the_whole_reply(
+        market: tuple[Game, State]) -> None:
+    """Past MAX_TAGS_PER_REPLY the reply is answered whole (the tags over it are refused
+    unapplied, by their place in apply_reply's order)."""
+    game, state = market
+    text = "".join(f'{i} [inventory: action="add" item="Rope {i % 7}"] '
+                   for i in range(MAX_TAGS_PER_REPLY + 5))
+    stream = ReplyStream(game, state, 0)
+    for piece in random_chunks(text, 0, 400):
+        stream.feed(piece)
+    stream.finish()
+    expected = replayed(game, state, text)
+    assert expected[-1].reason == "too-many-tags"
+    assert stream.answers == expected
