@@ -24,6 +24,9 @@ Prints, per chat length:
 - ``bare``: the same for a bare pass-through proxy (Starlette + httpx forwarding the bytes, no
   parsing), and ``vs bare``: the stage's added latency over the bare proxy's; goal (issue 22):
   at most 1.3x at every length.
+- ``stream``: answering a live reply of 1, 10 and 40 tags fed in chunks of 4 characters, as a
+  model streams it (issue 23: each tag answered once, as it completes), p50 ms per reply, and
+  ``vs whole``: that over answering the same reply in one piece.
 
 The three chats are measured in one process, a round of each in turn (10, 1,000, 10,000 turns,
 then again), so that each length meets the same heap and the same moments of a shared
@@ -56,6 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from replay.cache import MemoryStore, SnapshotCache
 from replay.files import bundled
+from replay.stage.answering import ReplyStream
 from replay.stage.app import GameFolder, StageConfig, build_app, load_game, prepare
 from replay.stage.body import BodyReader
 
@@ -223,6 +227,42 @@ def added_latency(game: Path, model_url: str, turns: int) -> tuple[float, float]
             p50([p - d for p, d in zip(passed, direct, strict=True)]))
 
 
+STREAM_TAGS = (1, 10, 40)
+STREAM_CHUNK = 4  # characters a streamed chunk holds
+STREAM_ROUNDS = 30
+
+
+def live_reply(tags: int) -> str:
+    """A reply of ``tags`` tags between sentences of prose, as a model writes one."""
+    pieces = ["Ada walks into the market square."]
+    for index in range(tags):
+        pieces.append(TAGGED[0] if index % 2 else CHECK)
+    return " ".join(pieces)
+
+
+def streamed(folder: GameFolder) -> dict[int, tuple[float, float]]:
+    """Per reply size: (p50 ms answering it as it streams, p50 ms answering it whole)."""
+    figures: dict[int, tuple[float, float]] = {}
+    for tags in STREAM_TAGS:
+        text = live_reply(tags)
+        chunked: list[float] = []
+        whole: list[float] = []
+        for _ in range(STREAM_ROUNDS):
+            started = time.perf_counter()
+            stream = ReplyStream(folder.game, folder.start, 0)
+            for at in range(0, len(text), STREAM_CHUNK):
+                stream.feed(text[at:at + STREAM_CHUNK])
+            stream.finish()
+            chunked.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            stream = ReplyStream(folder.game, folder.start, 0)
+            stream.feed(text)
+            stream.finish()
+            whole.append(time.perf_counter() - started)
+        figures[tags] = (p50(chunked), p50(whole))
+    return figures
+
+
 def main() -> None:
     root = Path(__file__).resolve().parent.parent
     game = _game_folder(root)
@@ -241,6 +281,7 @@ def main() -> None:
     body = json.dumps({"messages": chat(SIZES[-1])}).encode()
     size = len(body)
     read_first = interleaved(folder, [CHECK], (body, bytes(bytearray(body))))  # not one object
+    live = streamed(folder)
     print(f"{'turns':>7}  {'prepare p50 ms':>14}  {'vs 10 turns':>11}  "
           f"{'changing p50 ms':>15}  {'vs 10 turns':>11}  {'store p50 ms':>12}  "
           f"{'splice p50 ms':>13}  {'added p50 ms':>12}  {'bare p50 ms':>11}  {'vs bare':>7}")
@@ -256,6 +297,9 @@ def main() -> None:
     print(f"10 turns after comparing {size / 1e6:.1f} MB as the reader does for a "
           f"{SIZES[-1]:,}-turn body: prepare p50 {alike:.2f} ms; {SIZES[-1]:,} turns is "
           f"{p50(read_first[SIZES[-1]].prepared) / alike:.2f}x of that")
+    print(f"{'tags':>7}  {'stream p50 ms':>13}  {'whole p50 ms':>12}  {'vs whole':>8}")
+    for tags, (chunked, whole) in live.items():
+        print(f"{tags:>7}  {chunked:>13.2f}  {whole:>12.2f}  {chunked / whole:>7.2f}x")
 
 
 def _game_folder(root: Path) -> Path:

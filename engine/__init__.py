@@ -8,7 +8,7 @@ Pure: no file, clock, socket or environment access. ``replay`` does the I/O.
 
 from .actions.answers import Answer, answer_attrs, every_answer_attr
 from .actions.events import EVENTS, apply_event
-from .actions.reply import ACTIONS, apply_reply
+from .actions.reply import ACTIONS, MAX_TAGS_PER_REPLY, answer_tag, apply_reply
 from .dice import DiceExpr, DiceRoll, Stream, parse_dice, roll
 from .rules.context import TurnContext
 from .rules.game import CatalogItem, Game, load_ruleset
@@ -21,9 +21,38 @@ from .text.host import describe_bag, describe_stack, purse_summary, ruleset_coin
 ENGINE_VERSION = "0.1.0"
 
 __all__ = [
-    "ACTIONS", "ENGINE_VERSION", "EVENTS", "Answer", "CatalogItem", "Character", "DiceExpr",
-    "DiceRoll", "Game", "PartyError", "Place", "Problem", "Ruleset", "RulesetError", "Stack",
-    "State", "Stream", "TurnContext", "answer_attrs", "apply_event", "apply_reply",
-    "describe_bag", "describe_stack", "every_answer_attr", "load_ruleset", "parse_dice",
-    "purse_summary", "roll", "ruleset_coins", "ruleset_items", "start_session", "start_state",
+    "ACTIONS",
+    "ENGINE_VERSION",
+    "EVENTS",
+    "MAX_TAGS_PER_REPLY",
+    "Answer",
+    "CatalogItem",
+    "Character",
+    "DiceExpr",
+    "DiceRoll",
+    "Game",
+    "PartyError",
+    "Place",
+    "Problem",
+    "Ruleset",
+    "RulesetError",
+    "Stack",
+    "State",
+    "Stream",
+    "TurnContext",
+    "answer_attrs",
+    "answer_tag",
+    "apply_event",
+    "apply_reply",
+    "describe_bag",
+    "describe_stack",
+    "every_answer_attr",
+    "load_ruleset",
+    "parse_dice",
+    "purse_summary",
+    "roll",
+    "ruleset_coins",
+    "ruleset_items",
+    "start_session",
+    "start_state",
 ]

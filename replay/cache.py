@@ -37,15 +37,15 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol, TypeVar, overload
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 from pydantic import ValidationError
 
-from engine import ENGINE_VERSION, Answer, Game, State, TurnContext
+from engine import ENGINE_VERSION, Answer, Game, State
 
-from .fold import Diagnostic, MessageAnswer, fold_reply, turn_key
-from .formats import fields, openai
-from .transcript import Message
+from .fold import Diagnostic, MessageAnswer, Position, begin_session, fold_message
+from .formats.openai import read_turns
+from .transcript import Turn
 
 log = logging.getLogger("gmtags.cache")
 T = TypeVar("T")
@@ -248,21 +248,9 @@ def open_store(redis_url: str | None, ttl: int = DEFAULT_TTL,
     return RedisStore(redis_url, ttl=ttl)
 
 
-# --- chain hashes -------------------------------------------------------------------------------
+# --- position keys ------------------------------------------------------------------------------
 
-ROLES = {"system": "system", "developer": "system", "user": "player", "assistant": "gm",
-         "tool": "system", "function": "system"}  # as replay.formats.openai reads them
-
-
-class Turn(NamedTuple):
-    """A player or GM message of a request: its position in the array, role and text."""
-
-    at: int
-    role: str
-    text: str
-
-
-class Run(Sequence[T]):
+class SharedPrefixSequence(Sequence[T]):
     """An immutable sequence kept in shared blocks of :data:`LOOKUP_BATCH` items, so that a
     new sequence beginning with the first ``keep`` items of another (:meth:`extended`) shares
     its whole blocks instead of copying every item: a chat's next request takes its messages,
@@ -281,11 +269,11 @@ class Run(Sequence[T]):
             self._blocks.append(block)
             self._length += len(block)
 
-    def extended(self, keep: int, items: Iterable[T] = ()) -> Run[T]:
+    def extended(self, keep: int, items: Iterable[T] = ()) -> SharedPrefixSequence[T]:
         """The first ``keep`` items of this run, then ``items``."""
         keep = max(0, min(keep, self._length))
         whole, part = divmod(keep, LOOKUP_BATCH)
-        run: Run[T] = Run()
+        run: SharedPrefixSequence[T] = SharedPrefixSequence()
         run._blocks = self._blocks[:whole]
         run._length = whole * LOOKUP_BATCH
         run._append([*(self._blocks[whole][:part] if part else ()), *items])
@@ -314,7 +302,7 @@ class Run(Sequence[T]):
         if index < 0:
             index += self._length
         if not 0 <= index < self._length:
-            raise IndexError("Run index out of range")
+            raise IndexError("SharedPrefixSequence index out of range")
         return self._blocks[index // LOOKUP_BATCH][index % LOOKUP_BATCH]
 
     def __iter__(self) -> Iterator[T]:
@@ -328,35 +316,12 @@ class Run(Sequence[T]):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"Run({list(self)!r})"
+        return f"SharedPrefixSequence({list(self)!r})"
 
 
-def as_run(items: Sequence[T]) -> Run[T]:
-    """``items`` as a :class:`Run` (itself when it is one)."""
-    return items if isinstance(items, Run) else Run(items)
-
-
-def openai_turns(messages: Sequence[Any], first: int = 0) -> list[Turn]:
-    """The player and GM turns of an OpenAI ``messages`` array, read as the OpenAI reader does
-    (from message ``first`` on; ``Turn.at`` is always the index in the whole array).
-
-    A light reader for the stage's hot path: it builds no message model for the turns that a
-    cached snapshot already covers. System, developer, tool and unreadable entries are skipped.
-    """
-    turns: list[Turn] = []
-    append = turns.append
-    roles = ROLES
-    new = tuple.__new__  # Turn(...) without its Python-level __new__: this loop sees every turn
-    for index, value in enumerate(messages[first:] if first else messages, first):
-        if not isinstance(value, dict):
-            continue
-        role = roles.get(value.get("role"))  # type: ignore[arg-type]
-        if role == "player" or role == "gm":
-            content = value.get("content")
-            content = fields.unicode_text(content) if isinstance(content, str) else \
-                openai.content_text(content, index + 1, [])
-            append(new(Turn, (index, role, content)))
-    return turns
+def as_shared_prefix(items: Sequence[T]) -> SharedPrefixSequence[T]:
+    """``items`` as a :class:`SharedPrefixSequence` (itself when it is one)."""
+    return items if isinstance(items, SharedPrefixSequence) else SharedPrefixSequence(items)
 
 
 def _digest(*parts: bytes) -> bytes:
@@ -436,30 +401,31 @@ def _turns_before(turns: Sequence[Turn], message: int) -> int:
     return bisect.bisect_left(turns, message, 0, cut, key=lambda turn: turn.at)
 
 
-class Chain:
+class PositionKeys:
     """Position keys of a chat: position 0 is the root, position i the hash of position i-1's
     key and turn i (:func:`_link`).
 
-    The root is the game's position 0 (:func:`game_scope`). Because each key follows from the
-    one before it alone, a chain begun at any position of another chat (re-anchoring: the root
-    is the key where a chat whose front is missing continues) names the very positions that
-    chat's own chain names, so the two share snapshots, windows and ``next`` marks.
+    The keys form a hash chain whose root is the game's position 0 (:func:`game_scope`).
+    Because each key follows from the one before it alone, keys begun at any position of
+    another chat (re-anchoring: the root is the key where a chat whose front is missing
+    continues) name the very positions that chat's own keys name, so the two share snapshots,
+    windows and ``next`` marks.
     """
 
-    def __init__(self, root: bytes, turns: Sequence[Turn], known: Chain | None = None,
+    def __init__(self, root: bytes, turns: Sequence[Turn], known: PositionKeys | None = None,
                  shared: int | None = None) -> None:
-        """``known``: a chain of the same root whose turns this one may begin with; the keys
+        """``known``: keys of the same root whose turns these may begin with; the keys
         of the turns they share (``shared``, counted here when not given) are not hashed
         again."""
         self.root = root
-        self.turns: Sequence[Turn] = as_run(turns)  # a list given may change afterwards
-        self._keys: Run[bytes]
+        self.turns: Sequence[Turn] = as_shared_prefix(turns)  # a list may change afterwards
+        self._keys: SharedPrefixSequence[bytes]
         if known is None or known.root != root:
             shared = 0
         elif shared is None:
             shared = common_prefix(known.turns, turns)
         keys = known._keys.extended(shared + 1) if known is not None and shared \
-            else Run([root])
+            else SharedPrefixSequence([root])
         key = keys[-1]
         new: list[bytes] = []
         for turn in itertools.islice(self.turns, shared, None):
@@ -553,15 +519,17 @@ class SnapshotCache:
         self._states: OrderedDict[str, tuple[State, bytes]] = OrderedDict()
         self._digests: dict[int, str] = {}  # id(state) -> digest, for states in _states
         self._lock = threading.Lock()
-        self._requests: deque[tuple[Sequence[Any], Run[Turn]]] = deque(maxlen=RECENT_CHATS)
-        self._chains: deque[Chain] = deque(maxlen=RECENT_CHATS)
-        # (turns given, the recent turns they begin with, how many): what chain() may reuse
-        self._lineage: deque[tuple[Sequence[Turn], Sequence[Turn], int]] = deque(
+        self._requests: deque[tuple[Sequence[Any], SharedPrefixSequence[Turn]]] = deque(
+            maxlen=RECENT_CHATS)
+        self._recent_positions: deque[PositionKeys] = deque(maxlen=RECENT_CHATS)
+        # (turns given, the recent turns they begin with, how many): what position_keys()
+        # may reuse
+        self._turns_built_from: deque[tuple[Sequence[Turn], Sequence[Turn], int]] = deque(
             maxlen=2 * RECENT_CHATS)
 
     def turns(self, messages: Sequence[Any],
-              like: tuple[Sequence[Any], int] | None = None) -> Run[Turn]:
-        """:func:`openai_turns` of ``messages``, reusing the turns of a recent request that
+              like: tuple[Sequence[Any], int] | None = None) -> SharedPrefixSequence[Turn]:
+        """:func:`read_turns` of ``messages``, reusing the turns of a recent request that
         began with the same messages (a chat's next request repeats all of the last one), so
         only the new messages are read. ``messages`` must not change in place afterwards (a
         parsed request body never does).
@@ -571,7 +539,7 @@ class SnapshotCache:
         bytes); the messages are then not compared again."""
         with self._lock:
             recent = list(self._requests)
-        known: Run[Turn] = Run()
+        known: SharedPrefixSequence[Turn] = SharedPrefixSequence()
         shared = 0
         if like is not None:
             for old_messages, old_turns in reversed(recent):
@@ -586,35 +554,35 @@ class SnapshotCache:
                 if common > shared:
                     known, shared = old_turns, common
         cut = _turns_before(known, shared)
-        turns = known.extended(cut, openai_turns(messages, shared))
+        turns = known.extended(cut, read_turns(messages, shared))
         with self._lock:
             self._requests.append((messages, turns))
-            self._lineage.append((turns, known, cut))
+            self._turns_built_from.append((turns, known, cut))
         return turns
 
-    def drop_last(self, turns: Run[Turn]) -> Run[Turn]:
-        """``turns[:-1]``, still known to share its first turns with a recent chain."""
+    def drop_last(self, turns: SharedPrefixSequence[Turn]) -> SharedPrefixSequence[Turn]:
+        """``turns[:-1]``, still known to share its first turns with recent keys."""
         dropped = turns.extended(len(turns) - 1)
         with self._lock:
-            for new, known, cut in reversed(self._lineage):
+            for new, known, cut in reversed(self._turns_built_from):
                 if new is turns:
-                    self._lineage.append((dropped, known, min(cut, len(dropped))))
+                    self._turns_built_from.append((dropped, known, min(cut, len(dropped))))
                     break
         return dropped
 
-    def chain(self, root: bytes, turns: Sequence[Turn]) -> Chain:
-        """The :class:`Chain` of ``turns``, reusing what a recent chain of the same root that
-        shares its first turns has already encoded and hashed (known from :meth:`turns`
+    def position_keys(self, root: bytes, turns: Sequence[Turn]) -> PositionKeys:
+        """The :class:`PositionKeys` of ``turns``, reusing what recent keys of the same root
+        that share its first turns have already encoded and hashed (known from :meth:`turns`
         without comparing them, for turns it gave)."""
         with self._lock:
-            recent = [c for c in self._chains if c.root == root]
-            lineage = next(((known, cut) for new, known, cut in reversed(self._lineage)
-                            if new is turns), None)
-        known: Chain | None = None
+            recent = [c for c in self._recent_positions if c.root == root]
+            built_from = next(((known, cut) for new, known, cut
+                               in reversed(self._turns_built_from) if new is turns), None)
+        known: PositionKeys | None = None
         shared = 0
-        if lineage is not None and lineage[1]:
-            known = next((c for c in reversed(recent) if c.turns is lineage[0]), None)
-            shared = lineage[1] if known is not None else 0
+        if built_from is not None and built_from[1]:
+            known = next((c for c in reversed(recent) if c.turns is built_from[0]), None)
+            shared = built_from[1] if known is not None else 0
         if known is None:
             for candidate in reversed(recent):  # newest first, as in turns()
                 if min(len(candidate.turns), len(turns)) <= shared:
@@ -622,10 +590,10 @@ class SnapshotCache:
                 common = common_prefix(candidate.turns, turns)
                 if common > shared:
                     known, shared = candidate, common
-        chain = Chain(root, turns, known, shared)
+        positions = PositionKeys(root, turns, known, shared)
         with self._lock:
-            self._chains.append(chain)
-        return chain
+            self._recent_positions.append(positions)
+        return positions
 
     def _remember(self, digest: str, state: State, canonical: bytes) -> None:
         with self._lock:
@@ -678,15 +646,15 @@ class SnapshotCache:
             return None
         return Snapshot(state, entry["replies"], answers, entry["doubts"])
 
-    def longest(self, chain: Chain) -> tuple[int, bytes, Snapshot] | None:
-        """The latest position of ``chain`` with a good snapshot: (position, key, snapshot)."""
-        end = len(chain)  # positions below ``end`` are still to be tried, newest first
+    def longest(self, positions: PositionKeys) -> tuple[int, bytes, Snapshot] | None:
+        """The latest of ``positions`` with a good snapshot: (position, key, snapshot)."""
+        end = len(positions)  # positions below ``end`` are still to be tried, newest first
         lookups = 0
         while end > 0:
             size = LOOKUP_FIRST[lookups] if lookups < len(LOOKUP_FIRST) else LOOKUP_BATCH
             lookups += 1
             first = max(0, end - size)
-            keys = chain.keys(first, end - 1)
+            keys = positions.keys(first, end - 1)
             with self._lock:
                 pending = [self._pending.get(k) for k in keys] if self._pending else []
             if pending and pending[-1] is not None:
@@ -848,7 +816,8 @@ class FoldOutcome:
 
 def fold_turns(game: Game, start: State, turns: Sequence[Turn],
                cache: SnapshotCache, pause: Callable[[], None] | None = None) -> FoldOutcome:
-    """Fold the player and GM ``turns`` of one conversation (see :func:`openai_turns`).
+    """Fold the player and GM ``turns`` of one conversation (see :func:`read_turns`) through
+    the fold of every transcript (:func:`replay.fold.fold_message`), around the cache.
 
     ``pause`` is called after each GM reply folded: the stage passes ``time.sleep(0)`` for a
     large fold in a worker thread, which lets the event loop take the GIL between replies.
@@ -859,8 +828,8 @@ def fold_turns(game: Game, start: State, turns: Sequence[Turn],
     with the windows it completes.
     """
     scope = game_scope(game, start)
-    chain = cache.chain(scope, turns)
-    found = cache.longest(chain)
+    positions = cache.position_keys(scope, turns)
+    found = cache.longest(positions)
     anchor: Anchor = "cached"
     weak = False
     window = window_length(turns, 0)
@@ -869,7 +838,7 @@ def fold_turns(game: Game, start: State, turns: Sequence[Turn],
     if turns and (found is None or found[0] < enough):
         anchored, weak = _re_anchor(cache, scope, turns, found[0] if found else 0)
         if anchored is not None:
-            chain, found = anchored
+            positions, found = anchored
             anchor = "re-anchored"
     if found is None:  # a game this server has not seen (or a cache that was emptied)
         cache.save_start(scope, start)
@@ -878,36 +847,36 @@ def fold_turns(game: Game, start: State, turns: Sequence[Turn],
         anchor = "start"
     begin, before, snapshot = found
     outcome = FoldOutcome(snapshot, anchor, reused=begin, folded=0, weak_match=weak)
-    state, replies, last = snapshot.state, snapshot.replies, snapshot.last_answers
-    doubts = snapshot.doubts
+    # A request is one session without events: a snapshot's replies are its whole position.
+    position = Position(snapshot.state, 0, snapshot.replies)
+    if begin == 0:
+        position = begin_session(position, 0)
+    last, doubts = snapshot.last_answers, snapshot.doubts
     todo = turns[begin:]
-    keys = chain.keys(begin + 1, begin + len(todo)) if todo else []
+    keys = positions.keys(begin + 1, begin + len(todo)) if todo else []
     rows: list[Row] = []
     for turn, key in zip(todo, keys, strict=True):
+        position, answers, differs = fold_message(game, position, turn.at, turn.message(),
+                                                  outcome.diagnostics)
         if turn.role == "gm":
-            message = Message(role="gm", text=turn.text)
-            reply_answers: list[MessageAnswer] = []
-            ctx = TurnContext(state.seed, turn_key(state, 0, replies, message))
-            state, differs = fold_reply(game, state, turn.at, message, ctx, reply_answers,
-                                        outcome.diagnostics)
-            outcome.answers.extend(reply_answers)
-            last = tuple(a.answer for a in reply_answers)
-            replies += 1
+            outcome.answers.extend(answers)
+            last = tuple(a.answer for a in answers)
             doubts += differs
             if pause is not None:
                 pause()
-        rows.append((before, key, Snapshot(state, replies, last, doubts)))
+        rows.append((before, key, Snapshot(position.state, position.replies, last, doubts)))
         before = key
     outcome.folded = len(rows)
     if rows:
-        cache.save(rows, _windows(scope, chain, turns, begin))
-    outcome.snapshot = Snapshot(state, replies, last, doubts)
+        cache.save(rows, _windows(scope, positions, turns, begin))
+    outcome.snapshot = Snapshot(position.state, position.replies, last, doubts)
     return outcome
 
 
-def _windows(scope: bytes, chain: Chain, turns: Sequence[Turn], begin: int) -> dict[str, bytes]:
-    """The windows of ``turns`` (the turns of ``chain``) that end after position ``begin``,
-    each with the chain hash before it."""
+def _windows(scope: bytes, positions: PositionKeys, turns: Sequence[Turn],
+             begin: int) -> dict[str, bytes]:
+    """The windows of ``turns`` (the turns of ``positions``) that end after position
+    ``begin``, each with the key of the position before it."""
     windows: dict[str, bytes] = {}
     first = max(0, begin - MAX_WINDOW + 1)
     for at in range(first, len(turns)):
@@ -915,14 +884,14 @@ def _windows(scope: bytes, chain: Chain, turns: Sequence[Turn], begin: int) -> d
         if length is None or at + length <= begin:
             continue
         key = _window_key(scope, window_hash(turns[at:at + length]))
-        windows[key] = chain.keys(at, at)[0].hex().encode("ascii")
+        windows[key] = positions.keys(at, at)[0].hex().encode("ascii")
     return windows
 
 
 def _re_anchor(cache: SnapshotCache, scope: bytes, turns: Sequence[Turn], covered: int,
-               ) -> tuple[tuple[Chain, tuple[int, bytes, Snapshot]] | None, bool]:
-    """Where a chat whose front is missing continues, if the evidence is strong: ((chain,
-    snapshot found) or None, whether weaker evidence was seen).
+               ) -> tuple[tuple[PositionKeys, tuple[int, bytes, Snapshot]] | None, bool]:
+    """Where a chat whose front is missing continues, if the evidence is strong: ((position
+    keys, snapshot found) or None, whether weaker evidence was seen).
 
     Strong means: the window the chat begins with was seen at exactly one place; the earlier
     chat holds every turn of this one from there on, or all but the last :data:`TAIL_TURNS`
@@ -943,8 +912,8 @@ def _re_anchor(cache: SnapshotCache, scope: bytes, turns: Sequence[Turn], covere
         before = bytes.fromhex(value.decode("ascii"))
     except (ValueError, UnicodeDecodeError):
         return None, False
-    chain = Chain(before, turns)
-    found = cache.longest(chain)
+    positions = PositionKeys(before, turns)
+    found = cache.longest(positions)
     if found is None or found[0] < length:
         return None, True  # the window was seen, but its snapshots are gone
     rest = len(turns) - found[0]
@@ -952,4 +921,4 @@ def _re_anchor(cache: SnapshotCache, scope: bytes, turns: Sequence[Turn], covere
         return None, True  # the earlier chat went on otherwise: this one only shares turns
     if found[0] <= covered:
         return None, False
-    return (chain, found), False
+    return (positions, found), False

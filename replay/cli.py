@@ -47,7 +47,7 @@ def main(context: click.Context) -> None:
 # A replay builds many small values that live to its end (every answer, every state), and the
 # cycle collector walks them again at each collection: a sixth of a long replay's time
 # (benchmarks/replay.py), for nothing, since the fold makes no reference cycles
-# (tests/replay/test_no_cycles.py keeps it so). A command that folds chats and exits runs
+# (tests/replay/test_no_reference_cycles.py keeps it so). A command that folds chats and exits runs
 # with the collector paused; what a cycle elsewhere leaves (the few that loading a ruleset
 # makes) lasts until the process ends. The long-running server makes cycles (asyncio, HTTP)
 # and keeps collecting, less often than CPython's default. The library leaves its host's

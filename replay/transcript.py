@@ -7,7 +7,7 @@ use becomes a `ReadDiagnostic`. Only input that cannot be read at all raises `Tr
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -29,6 +29,21 @@ class Message(BaseModel):
     new_session: bool = False
     event: dict[str, Any] | None = None
     source_line: int | None = None
+
+
+class Turn(NamedTuple):
+    """A player or GM message of a request to the HTTP stage: its position in the request's
+    ``messages`` array, its role and its text. The stage's light form of a :class:`Message`
+    (:func:`replay.formats.openai.read_turns`): a chat's next request repeats every turn of the
+    last one, and the turns a cached snapshot covers are compared and hashed, never folded."""
+
+    at: int
+    role: Role
+    text: str
+
+    def message(self) -> Message:
+        """The message the fold steps over, as the OpenAI reader reads it (1-based entry)."""
+        return Message(role=self.role, text=self.text, source_line=self.at + 1)
 
 
 class Session(BaseModel):

@@ -7,5 +7,7 @@ from tagparse.canonical import render, render_tag
 from tagparse.grammar import TAG_KINDS
 from tagparse.model import Diagnostic, ScanResult, Tag
 from tagparse.scanner import scan
+from tagparse.streaming import unfinished_tag
 
-__all__ = ["TAG_KINDS", "Diagnostic", "ScanResult", "Tag", "render", "render_tag", "scan"]
+__all__ = ["TAG_KINDS", "Diagnostic", "ScanResult", "Tag", "render", "render_tag", "scan",
+           "unfinished_tag"]

@@ -13,10 +13,15 @@ position + 1. Reading choices:
   reads as U+FFFD.
 - Other keys (``tool_calls``, ``tool_call_id``, ``refusal``, ...) are the API's own and are
   ignored without diagnostics.
+
+The HTTP stage reads a request's messages with :func:`read_turns`: the same roles and the same
+content reading, keeping only what the fold can change state with (player and GM messages) and
+building no message model for them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from replay.formats import fields
@@ -29,6 +34,7 @@ from replay.transcript import (
     Session,
     Transcript,
     TranscriptError,
+    Turn,
 )
 
 ROLES: dict[str, Role] = {
@@ -79,7 +85,7 @@ def read_message(position: int, value: Any, diagnostics: list[ReadDiagnostic]) -
         )
         return None
     source_role = value.get("role")
-    role = ROLES.get(source_role) if isinstance(source_role, str) else None
+    role = role_of(source_role)
     if role is None:
         diagnostics.append(
             ReadDiagnostic(
@@ -96,6 +102,32 @@ def read_message(position: int, value: Any, diagnostics: list[ReadDiagnostic]) -
         hidden=source_role in HIDDEN_ROLES,
         source_line=position,
     )
+
+
+def role_of(source_role: Any) -> Role | None:
+    """The transcript role of an OpenAI role, or None when it is not one."""
+    return ROLES.get(source_role) if isinstance(source_role, str) else None
+
+
+def read_turns(messages: Sequence[Any], first: int = 0) -> list[Turn]:
+    """The player and GM turns of a messages array from message ``first`` on, read as
+    :func:`read_message` reads them; ``Turn.at`` is the index in the whole array.
+
+    The stage's hot path: no message model is built and no diagnostics are kept. System,
+    developer, tool and unreadable entries are left out: they never change the state.
+    """
+    turns: list[Turn] = []
+    append = turns.append
+    new = tuple.__new__  # Turn(...) without its Python-level __new__: this loop sees every turn
+    unused: list[ReadDiagnostic] = []  # what read_message would report; the stage does not
+    for index, value in enumerate(messages[first:] if first else messages, first):
+        if not isinstance(value, dict):
+            continue
+        role = role_of(value.get("role"))
+        if role == "player" or role == "gm":
+            append(new(Turn, (index, role, content_text(value.get("content"), index + 1,
+                                                       unused))))
+    return turns
 
 
 def content_text(content: Any, position: int, diagnostics: list[ReadDiagnostic]) -> str:

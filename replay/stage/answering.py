@@ -8,36 +8,98 @@ text (its refusal is in the response metadata and the next prompt's LAST ANSWERS
 Streaming: text passes through as it arrives, except from a ``[`` that may open a tag, which is
 held back until the tag is complete or provably not a tag. A continued reply (SillyTavern's
 Continue) is one reply: the old text is the start of ``full`` and is not sent again; a tag that
-straddles it gets its answer part inserted before its closing ``]``.
+straddles it gets its answer part inserted before its closing ``]``. Each tag is answered once,
+as it completes (:class:`LiveAnswers`), not again with every chunk that follows it.
 """
 
 from __future__ import annotations
 
-import re
+import bisect
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Literal
 
 import tagparse
-from engine import Answer, Game, State, TurnContext, answer_attrs, apply_reply
-from tagparse.grammar import TAG_KINDS, patterns
+from engine import MAX_TAGS_PER_REPLY, Answer, Game, State, answer_attrs, answer_tag, apply_reply
 
-from ..fold import turn_key
+from ..fold import Position, turn_context
 from ..transcript import Message
 
 AnswerMode = Literal["inline", "block", "none"]
 MAX_HOLD = 4096  # characters held back for one unfinished tag before it is let through raw
-_HEAD_START = re.compile(r"\[\s*([A-Za-z_]*)(\s*)")
-_LINE_END = re.compile(r"[\n\r]")
 
 
-def answer_reply(game: Game, state: State, replies: int, text: str) -> list[Answer]:
-    """The engine's answers to the tags of GM reply number ``replies`` with text ``text``."""
-    tags = tagparse.scan(text).tags
-    if not tags:
-        return []
-    message = Message(role="gm", text=text)
-    ctx = TurnContext(state.seed, turn_key(state, 0, replies, message))
-    return apply_reply(game, state, tags, ctx)[1]
+class LiveAnswers:
+    """The answers to the tags of a reply that is still being written, each tag answered
+    once, as it completes, from the state after the tags before it.
+
+    Always what :func:`engine.apply_reply` gives the tags so far: tags are applied in text
+    order, each with its ordinal among the reply's tags of its kind (the dice of the k-th
+    check of a turn), as ``apply_reply`` applies them while every ``[place:]`` comes before
+    the reply's other tags.
+    """
+
+    def __init__(self, game: Game, state: State, replies: int) -> None:
+        self.game = game
+        self.start = state
+        # a request is one session without events (see replay.cache.fold_turns)
+        self.ctx = turn_context(Position(state, 0, replies), Message(role="gm"))
+        self.state = state  # after the tags answered so far
+        self.tags: tuple[tagparse.Tag, ...] = ()
+        self.answers: list[Answer] = []
+        self._ordinals: dict[str, int] = {}
+        self._others = False  # a tag other than [place:] is among those answered
+        self._whole = False  # the tags are answered as a whole reply, not one by one
+
+    def update(self, tags: tuple[tagparse.Tag, ...]) -> list[Answer]:
+        """The answers to ``tags``: the reply's tags up to where it has settled, which begin
+        with the tags answered before (text that has settled reads the same whatever follows:
+        :func:`tagparse.unfinished_tag`)."""
+        if self._whole:
+            if tags != self.tags:
+                self.state, self.answers = apply_reply(self.game, self.start, tags, self.ctx)
+                self.tags = tags
+            return self.answers
+        known = len(self.tags)
+        if known and (len(tags) < known or tags[known - 1] != self.tags[-1]):
+            # The last tag answered reads otherwise now: a tag left unclosed at the end of the
+            # settled text is "never closed" until the text after it shows the next "[". Only
+            # the last one can: every tag before it is followed by the next tag's "[". Answer
+            # again from the start of the turn.
+            self._restart()
+        if len(tags) > MAX_TAGS_PER_REPLY:
+            return self.unsettle(tags)
+        for tag in tags[len(self.tags):]:
+            if tag.kind == "place" and self._others:
+                # A [place:] after another tag is resolved before it (buy and sell price at
+                # the place that holds at the end of the reply), so the tags answered already
+                # were answered at the wrong place: the reply is answered whole from now on.
+                return self.unsettle(tags)
+            self._others = self._others or tag.kind != "place"
+            self.state, answer = answer_tag(self.game, self.state, tag,
+                                            self.ctx.for_tag(self._ordinal(tag.kind)))
+            self.answers.append(answer)
+        self.tags = tags
+        return self.answers
+
+    def unsettle(self, tags: tuple[tagparse.Tag, ...]) -> list[Answer]:
+        """Answer ``tags`` as a whole reply, now and at every update after: for when the tags
+        answered one by one are not answered as the whole reply answers them, or may yet read
+        otherwise (text let through before it settled)."""
+        self._whole = True
+        self._restart()
+        return self.update(tags)
+
+    def _restart(self) -> None:
+        """Forget the tags answered: the next update answers from the start of the turn."""
+        self.state, self.tags, self.answers = self.start, (), []
+        self._ordinals = {}
+        self._others = False
+
+    def _ordinal(self, kind: str) -> int:
+        ordinal = self._ordinals.get(kind, 0)
+        self._ordinals[kind] = ordinal + 1
+        return ordinal
 
 
 def answer_part(tag: tagparse.Tag, answer: Answer) -> str:
@@ -55,9 +117,10 @@ def rewrite(text: str, tags: tuple[tagparse.Tag, ...], answers: list[Answer], st
     """
     pieces: list[str] = []
     at = start
-    for tag, answer in zip(tags, answers, strict=True):
-        if tag.end <= start or tag.start >= end:
-            continue
+    first = bisect.bisect_right(tags, start, key=attrgetter("end"))  # tags end in text order
+    for tag, answer in zip(tags[first:], answers[first:], strict=True):
+        if tag.start >= end:
+            break
         if tag.malformed is not None:
             continue  # kept as written
         if tag.start < start:
@@ -85,45 +148,6 @@ def answers_block(answers: list[Answer]) -> str:
     return "\n".join(lines)
 
 
-def _could_become_head(text: str, at: int) -> bool:
-    """Whether ``text[at:]`` (starting with ``[``) is the start of a tag head still arriving."""
-    match = _HEAD_START.match(text, at)
-    if match is None or match.end() != len(text) or len(text) - at > 64:
-        return False
-    name = match.group(1).lower()
-    if match.group(2) and name:
-        return name in TAG_KINDS
-    return any(kind.startswith(name) for kind in TAG_KINDS)
-
-
-def settled(text: str, start: int, final: bool) -> int:
-    """How far ``text`` is settled from ``start``: no tag that begins before it is unfinished."""
-    found = patterns()
-    at = start
-    while True:
-        bracket = text.find("[", at)
-        if bracket < 0:
-            return len(text)
-        head = found.head.match(text, bracket)
-        if head is None:
-            if not final and _could_become_head(text, bracket):
-                return bracket
-            at = bracket + 1
-            continue
-        body = found.body.match(text, head.end())
-        stop = body.end() if body is not None else head.end()
-        if stop >= len(text):
-            return len(text) if final else bracket
-        if text[stop] in "[]":
-            at = stop + 1 if text[stop] == "]" else stop
-            continue
-        # A quote that does not close yet: settled once its line has ended.
-        line_end = _LINE_END.search(text, stop)
-        if line_end is None:
-            return len(text) if final else bracket
-        at = line_end.start()
-
-
 @dataclass
 class ReplyStream:
     """Turns the model's reply, chunk by chunk, into the answered text to send on."""
@@ -140,8 +164,9 @@ class ReplyStream:
     def __post_init__(self) -> None:
         self.full = self.before
         self.sent = len(self.before)
+        self._live = LiveAnswers(self.game, self.state, self.replies)
         # A tag of the old text that is not finished yet straddles into the continuation.
-        self._open = settled(self.before, 0, final=False)
+        self._open = tagparse.unfinished_tag(self.before)
 
     def feed(self, delta: str) -> str:
         """Add model text; return what can be sent now."""
@@ -156,24 +181,20 @@ class ReplyStream:
         return text
 
     def _advance(self, final: bool) -> str:
-        settled_to = settled(self.full, min(self._open, self.sent), final)
-        if not final and len(self.full) - settled_to > MAX_HOLD:
+        settled_to = len(self.full) if final else \
+            tagparse.unfinished_tag(self.full, min(self._open, self.sent))
+        forced = not final and len(self.full) - settled_to > MAX_HOLD
+        if forced:
             settled_to = len(self.full)  # an unfinished tag this long is prose after all
         if settled_to <= self.sent:
             self._open = min(self._open, settled_to)
             return ""
         scanned = tagparse.scan(self.full[:settled_to])
-        self.answers = self._answer(scanned.tags)
+        self.answers = self._live.unsettle(scanned.tags) if forced else \
+            self._live.update(scanned.tags)
         if self.mode == "inline":
             out = rewrite(self.full, scanned.tags, self.answers, self.sent, settled_to)
         else:
             out = self.full[self.sent:settled_to]
         self.sent = self._open = settled_to
         return out
-
-    def _answer(self, tags: tuple[tagparse.Tag, ...]) -> list[Answer]:
-        if not tags:
-            return []
-        message = Message(role="gm", text=self.full)
-        ctx = TurnContext(self.state.seed, turn_key(self.state, 0, self.replies, message))
-        return apply_reply(self.game, self.state, tags, ctx)[1]

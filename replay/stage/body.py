@@ -27,7 +27,7 @@ from functools import cached_property
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
-from ..cache import Run
+from ..cache import SharedPrefixSequence
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
@@ -50,9 +50,9 @@ class Body:
     """
 
     raw: bytes
-    messages: Run[Any]
+    messages: SharedPrefixSequence[Any]
     opened: int
-    ends: Run[int]
+    ends: SharedPrefixSequence[int]
     head: dict[str, Any]  # the members before "messages", in order
     tail: dict[str, Any]  # and after it
     # the body this one was read on, while the reader still keeps it: a strong reference would
@@ -195,11 +195,13 @@ def _read_fresh(raw: bytes) -> Body:
     else:  # byte offsets counted from the array on
         opened = len(text[:at + 1].encode("utf-8", "surrogatepass"))
         at += 1 + _items(text[at + 1:], 0, opened, messages, ends, False, first=True)
-    return _finish(raw, text, at, head, Run(messages), opened, Run(ends))
+    return _finish(raw, text, at, head, SharedPrefixSequence(messages), opened,
+                   SharedPrefixSequence(ends))
 
 
-def _finish(raw: bytes, text: str, at: int, head: dict[str, Any], messages: Run[Any],
-            opened: int, ends: Run[int], base: Body | None = None, shared: int = 0) -> Body:
+def _finish(raw: bytes, text: str, at: int, head: dict[str, Any],
+            messages: SharedPrefixSequence[Any], opened: int, ends: SharedPrefixSequence[int],
+            base: Body | None = None, shared: int = 0) -> Body:
     """The members after the messages array (from ``at`` in ``text``), and the Body."""
     at = _space(text, at)
     tail: dict[str, Any] = {}

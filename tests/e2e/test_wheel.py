@@ -1,5 +1,5 @@
 """A non-editable ``pip install .`` into a fresh venv works from another directory
-(the grammar and the demo files ship inside the wheel)."""
+(the grammar, the demo files and the report's page files ship inside the wheel)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 from helpers import ROOT
+
+from replay import load_party, load_ruleset, read_transcript
+from replay.report import report_html
 
 
 @pytest.mark.slow
@@ -46,3 +49,18 @@ def test_wheel_installs_and_runs_from_another_directory(tmp_path):
                            capture_output=True, text=True, timeout=120, check=False)
     assert again.returncode == 0, again.stderr
     assert Path(elsewhere).exists()
+    # The report's template, style and script (replay/report_assets) are in the wheel: the
+    # installed gmtags writes the very page this checkout writes.
+    chat, ruleset, party = subprocess.run(
+        [python, "-c", "from replay.files import bundled; print(bundled('chats/demo.jsonl'));"
+         "print(bundled('rulesets/harrow.json')); print(bundled('parties/harrow.json'))"],
+        cwd=elsewhere, capture_output=True, text=True, check=True).stdout.split()
+    page = elsewhere / "demo.html"
+    report = subprocess.run([env_dir / "bin" / "gmtags", "report", chat, "--ruleset", ruleset,
+                             "--party", party, "-o", str(page)], cwd=elsewhere,
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert report.returncode == 0, report.stderr
+    game = load_ruleset(ROOT / "fixtures/rulesets/harrow.json")
+    expected = report_html(game, read_transcript(ROOT / "fixtures/chats/demo.jsonl"),
+                           load_party(game, ROOT / "fixtures/parties/harrow.json"), "demo.jsonl")
+    assert page.read_text(encoding="utf-8") == expected

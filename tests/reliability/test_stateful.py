@@ -39,7 +39,8 @@ from engine.actions.reply import MAX_TAGS_PER_REPLY, answer_tag
 from engine.rules.bags import find_thing, item_of, stack_limit
 from engine.rules.game import DEFAULT_STACK, MAX_STACKS_PER_BAG
 from replay import parse_transcript, replay
-from replay.cache import MemoryStore, SnapshotCache, Turn, fold_turns
+from replay.cache import MemoryStore, SnapshotCache, fold_turns
+from replay.transcript import Turn
 
 SETTINGS = settings(max_examples=20, stateful_step_count=25, deadline=None, derandomize=True,
                     database=None, suppress_health_check=[HealthCheck.too_slow])

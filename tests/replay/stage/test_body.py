@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay.cache import MemoryStore, SnapshotCache, openai_turns
+from replay.cache import MemoryStore, SnapshotCache
+from replay.formats.openai import read_turns
 from replay.stage.body import MAX_MESSAGES, Body, BodyReader
 
 SECTION = b'{"role":"system","content":"gmtags section"}'
@@ -114,7 +115,7 @@ def test_a_grown_request_parses_only_its_new_messages() -> None:
 
 def test_turns_read_with_a_known_shared_prefix_are_the_full_reading() -> None:
     """SnapshotCache.turns told how many messages a body shares with a recent one gives
-    exactly openai_turns."""
+    exactly read_turns."""
     cache = SnapshotCache(MemoryStore())
     reader = BodyReader()
     messages: list[dict[str, Any]] = [{"role": "system", "content": "GM."}]
@@ -123,7 +124,7 @@ def test_turns_read_with_a_known_shared_prefix_are_the_full_reading() -> None:
                     {"role": "assistant", "content": f"reply {round_}"}]
         read = reader.read(json.dumps({"messages": messages}).encode())
         like = (read.base.messages, read.shared) if read.base is not None else None
-        assert cache.turns(read.messages, like) == openai_turns(messages)
+        assert cache.turns(read.messages, like) == read_turns(messages)
 
 
 def test_a_body_of_more_messages_than_the_reader_tracks_is_read_by_json_loads() -> None:

@@ -17,16 +17,16 @@ from engine import Game, State
 from replay.cache import (
     LOOKUP_BATCH,
     MAX_PENDING,
-    Chain,
     MemoryStore,
-    Run,
+    PositionKeys,
+    SharedPrefixSequence,
     SnapshotCache,
-    Turn,
     common_prefix,
     fold_turns,
     game_scope,
-    openai_turns,
 )
+from replay.formats.openai import read_turns
+from replay.transcript import Turn
 
 TAGS = [
     'Found. [inventory: action="add" item="Torch" count="2" who="Ada"]',
@@ -62,14 +62,14 @@ def _turns(count: int, salt: str) -> list[Turn]:
 @settings(max_examples=200, deadline=None)
 def test_a_chain_built_on_a_known_chain_has_the_same_keys(
         known_length: int, shared: int, extra: int, same_root: bool) -> None:
-    """Chain(root, turns, known) gives every position the key Chain(root, turns) gives, whatever
+    """PositionKeys(root, turns, known) gives every position the key PositionKeys(root, turns) gives, whatever
     the turns share with ``known`` (none, part of a block, whole blocks, all of them)."""
     known_turns = _turns(known_length, "a")
     shared = min(shared, known_length)
     turns = known_turns[:shared] + [Turn(i, "gm", f"b{i}") for i in range(shared, shared + extra)]
-    known = Chain(b"r" * 20, known_turns)
+    known = PositionKeys(b"r" * 20, known_turns)
     root = b"r" * 20 if same_root else b"s" * 20
-    fresh, reused = Chain(root, turns), Chain(root, turns, known)
+    fresh, reused = PositionKeys(root, turns), PositionKeys(root, turns, known)
     assert fresh.keys(0, len(turns)) == reused.keys(0, len(turns))
     assert fresh.keys(len(turns), len(turns)) == reused.keys(len(turns), len(turns))
 
@@ -83,18 +83,18 @@ def test_common_prefix_counts_the_shared_leading_items(left: list[int], right: l
 
 
 def test_turns_of_a_request_that_repeats_an_earlier_one_are_the_full_reading() -> None:
-    """SnapshotCache.turns reads only the new messages, and gives exactly openai_turns."""
+    """SnapshotCache.turns reads only the new messages, and gives exactly read_turns."""
     cache = SnapshotCache(MemoryStore())
     first = chat(300)
-    assert cache.turns(first) == openai_turns(first)
+    assert cache.turns(first) == read_turns(first)
     grown = json.loads(json.dumps(first))  # a new request body: equal, not the same objects
     grown += [{"role": "user", "content": "more"}, {"role": "assistant", "content": TAGS[0]}]
-    assert cache.turns(grown) == openai_turns(grown)
+    assert cache.turns(grown) == read_turns(grown)
     edited = copy.deepcopy(grown)
     edited[250]["content"] = "an edited message"
-    assert cache.turns(edited) == openai_turns(edited)
+    assert cache.turns(edited) == read_turns(edited)
     other = chat(40, salt="x")
-    assert cache.turns(other) == openai_turns(other)
+    assert cache.turns(other) == read_turns(other)
     assert cache.turns([]) == []
 
 
@@ -109,7 +109,7 @@ def test_a_warm_fold_equals_a_cold_one_request_after_request(game: Game, start: 
         messages += [{"role": "user", "content": f"more {round_}"},
                      {"role": "assistant", "content": TAGS[round_ % len(TAGS)]}]
         outcome = fold_turns(game, start, warm.turns(messages), warm)
-        cold = fold_turns(game, start, openai_turns(messages), SnapshotCache(MemoryStore()))
+        cold = fold_turns(game, start, read_turns(messages), SnapshotCache(MemoryStore()))
         assert outcome.snapshot.state.canonical() == cold.snapshot.state.canonical()
         assert outcome.snapshot.replies == cold.snapshot.replies
         assert [a.to_json() for a in outcome.snapshot.last_answers] == [
@@ -124,9 +124,9 @@ def test_a_warm_fold_equals_a_cold_one_request_after_request(game: Game, start: 
 @settings(max_examples=200, deadline=None)
 def test_a_run_reads_as_the_list_it_stands_for(items: list[int], keep: int, more: list[int],
                                                keep_again: int, again: list[int]) -> None:
-    """A Run, and a Run extended from the first items of another (twice), read exactly as the
+    """A SharedPrefixSequence, and a SharedPrefixSequence extended from the first items of another (twice), read exactly as the
     lists they stand for: length, items, negative indexes, slices, iteration, equality."""
-    run = Run(items)
+    run = SharedPrefixSequence(items)
     assert run == items and list(run) == items and len(run) == len(items)
     grown = run.extended(keep, more)
     expected = items[:max(0, keep)] + more
@@ -159,13 +159,13 @@ def test_a_deferred_cache_stores_exactly_what_a_direct_one_stores(game: Game,
     dropped = [grown[0], *grown[21:]]  # the front dropped, before anything is stored
     seen: dict[bool, list[tuple[str, int, int, str]]] = {}
     for cache in (direct, deferred):
-        cold = fold_turns(game, start, openai_turns(messages), cache)
+        cold = fold_turns(game, start, read_turns(messages), cache)
         assert cold.anchor == "start"
         if cache is deferred:  # only the start is stored so far
             assert [k for k in _stored(cache.store) if k.startswith("gmtags:snap:")] == [scope]
-        warm = fold_turns(game, start, openai_turns(grown), cache)
+        warm = fold_turns(game, start, read_turns(grown), cache)
         assert (warm.anchor, warm.reused, warm.folded) == ("cached", 140, 2)
-        anchored = fold_turns(game, start, openai_turns(dropped), cache)
+        anchored = fold_turns(game, start, read_turns(dropped), cache)
         assert anchored.anchor == "re-anchored" and anchored.reused > 1
         seen[cache.deferred] = [(o.anchor, o.reused, o.folded, o.snapshot.state.canonical())
                                 for o in (cold, warm, anchored)]
@@ -173,7 +173,7 @@ def test_a_deferred_cache_stores_exactly_what_a_direct_one_stores(game: Game,
     deferred.flush()
     assert _stored(deferred.store) == _stored(direct.store)
     assert not deferred._pending and not deferred._pending_windows and not deferred._pending_next
-    again = fold_turns(game, start, openai_turns(grown), deferred)
+    again = fold_turns(game, start, read_turns(grown), deferred)
     assert (again.anchor, again.folded) == ("cached", 0)
 
 
@@ -181,5 +181,5 @@ def test_a_deferred_cache_nobody_flushes_stores_by_itself(game: Game, start: Sta
     """Kept-back snapshots are bounded: past MAX_PENDING rows they are stored at once."""
     cache = SnapshotCache(MemoryStore(), deferred=True)
     messages = chat(MAX_PENDING // 2 + 10)
-    fold_turns(game, start, openai_turns(messages), cache)
+    fold_turns(game, start, read_turns(messages), cache)
     assert not cache._pending and len(cache.store) > MAX_PENDING

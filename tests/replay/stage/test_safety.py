@@ -33,8 +33,9 @@ from stage_servers import (
 )
 
 from replay import replay
-from replay.cache import ENTRY_OVERHEAD, MemoryStore, SnapshotCache, fold_turns, openai_turns
+from replay.cache import ENTRY_OVERHEAD, MemoryStore, SnapshotCache, fold_turns
 from replay.files import load_party, load_ruleset
+from replay.formats.openai import read_turns
 from replay.record import answered_form, answered_tags, read_source
 from replay.stage import app as stage_app
 from replay.stage import upstream as upstream_module
@@ -197,7 +198,7 @@ def test_a_snapshot_that_cannot_be_stored_is_dropped_and_logged(
 
     folder = load_games(games_dir).ready["harrow"]
     cache = SnapshotCache(Failing(), deferred=True)
-    fold_turns(folder.game, folder.start, openai_turns([user("a"), gm("b"), user("c")]), cache)
+    fold_turns(folder.game, folder.start, read_turns([user("a"), gm("b"), user("c")]), cache)
     assert cache._pending
     with caplog.at_level(logging.ERROR, "gmtags.cache"):
         cache.flush()

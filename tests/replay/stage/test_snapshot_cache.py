@@ -18,11 +18,11 @@ from replay.cache import (
     RedisStore,
     SnapshotCache,
     Store,
-    Turn,
     fold_turns,
-    openai_turns,
 )
 from replay.formats import transcript_from_openai
+from replay.formats.openai import read_turns
+from replay.transcript import Turn
 
 TAGS = [
     'Found. [inventory: action="add" item="Torch" count="2" who="Ada"]',
@@ -44,7 +44,7 @@ def chat(turns: int) -> list[dict[str, Any]]:
 
 
 def turns_of(messages: list[dict[str, Any]]) -> list[Turn]:
-    return openai_turns(messages)
+    return read_turns(messages)
 
 
 @pytest.fixture(scope="module")
