@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -91,7 +92,28 @@ def serve(upstream: str | None, games_dir: Path, host: str, port: int, redis_url
         handler.addFilter(redactor)
     sys.setswitchinterval(SWITCH_INTERVAL)
     served = ", ".join(sorted(games.ready)) or "no game"
+    # Bound before the line below is written, so that "serving" is true when a client (or a
+    # test, or a supervisor) reads it: a request sent then waits in the socket's queue.
+    listening = _listen(host, port)
     click.echo(f"gmtags: serving {served} on http://{host}:{port} for {parsed.shown} "
                f"(snapshots: {'redis' if redis_url else f'in-process, {cache_mb} MiB'})",
                err=True)
-    uvicorn.run(build_app(config), host=host, port=port, log_level="warning")
+    server = uvicorn.Server(uvicorn.Config(build_app(config), log_level="warning"))
+    server.run(sockets=[listening])
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``; a port in use (or a host that is not this
+    machine's) ends the command with a one-line message, exit 2."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        listening = socket.socket(family, kind, proto)
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind(address)
+        listening.listen(2048)
+    except OSError as failure:
+        click.echo(f"gmtags: cannot listen on {host}:{port}: {failure.strerror or failure}",
+                   err=True)
+        sys.exit(2)
+    return listening
