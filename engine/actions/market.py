@@ -16,7 +16,7 @@ from collections.abc import Callable
 from tagparse import Tag
 
 from ..rules import reasons
-from ..rules.bags import Thing, add_to_bag, cursed_bound, find_thing, item_of, take_from_bag
+from ..rules.bags import Thing, cursed_bound, find_thing, item_of, take_from_bag
 from ..rules.carry import distribute
 from ..rules.context import TurnContext
 from ..rules.fakes import add_disguised, reveal_stacks
@@ -51,7 +51,14 @@ from ..rules.market import (
     taken_today,
     took,
 )
-from ..rules.money import coin_thing, exchanged, family_coins, held_coins, make_change
+from ..rules.money import (
+    coin_thing,
+    exchange_coins,
+    exchanged,
+    family_coins,
+    held_coins,
+    make_change,
+)
 from ..rules.state import Character, Held, JournalEntry, Place, Stack, State
 from ..ruleset.market import Market, PriceLevel, Seller
 from .answers import Answer, accepted, refused
@@ -215,15 +222,9 @@ def _pay(game: Game, character: Character, coin: CoinInfo,
     if plan is None:
         return reasons.CANNOT_AFFORD
     paid, change = plan
-    bag = character.bag
-    for coin_id, count in paid.items():
-        bag, _ = take_from_bag(character.model_copy(update={"bag": bag}),
-                               coin_thing(game.coins[coin_id]), "", count)
-    for coin_id, count in change.items():
-        grown = add_to_bag(bag, coin_thing(game.coins[coin_id]), count)
-        if grown is None:
-            return reasons.CANNOT_CARRY
-        bag = grown
+    bag = exchange_coins(game, character, paid, change)
+    if bag is None:
+        return reasons.CANNOT_CARRY
     return bag, paid, change
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from ..rules import reasons
-from ..rules.bags import add_to_bag, take_from_bag
 from ..rules.carry import distribute
 from ..rules.context import TurnContext
 from ..rules.game import MAX_STACKS_PER_BAG, Game
@@ -15,6 +14,7 @@ from ..rules.money import (
     coin_named,
     coin_thing,
     count_text,
+    exchange_coins,
     exchanged,
     family_coins,
     held_coins,
@@ -122,17 +122,11 @@ def pay(game: Game, state: State, request: Pay, ctx: TurnContext) -> tuple[State
                               f"{character.name} cannot afford {shown}: "
                               f"{short_of(game, character, family)}.")
     paid, change = plan
-    bag = character.bag
-    for coin, count in paid.items():
-        bag, _ = take_from_bag(character.model_copy(update={"bag": bag}),
-                               coin_thing(game.coins[coin]), "", count)
-    for coin, count in change.items():
-        grown = add_to_bag(bag, coin_thing(game.coins[coin]), count)
-        if grown is None:
-            return state, refused(tag, reasons.TOO_MANY_STACKS,
-                                  f"{character.name}'s bag cannot take the change "
-                                  f"(at most {MAX_STACKS_PER_BAG} stacks).")
-        bag = grown
+    bag = exchange_coins(game, character, paid, change)
+    if bag is None:
+        return state, refused(tag, reasons.TOO_MANY_STACKS,
+                              f"{character.name}'s bag cannot take the change "
+                              f"(at most {MAX_STACKS_PER_BAG} stacks).")
     given, back = exchanged(paid, change)
     journal = JournalEntry(turn=ctx.turn_label, text=f"{character.name} paid {shown}.")
     new_state = state.with_bag(who, bag)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ruleset import Currency
-from .bags import Thing, bag_index
+from .bags import Thing, add_to_bag, bag_index, take_from_bag
 from .game import DEFAULT_STACK, CoinInfo, Game
 from .layers import removed_coins
-from .state import Character, State
+from .state import Character, Stack, State
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,3 +106,19 @@ def coin_thing(info: CoinInfo) -> Thing:
 def count_text(info: CoinInfo, count: int) -> str:
     """ITM-MONEY-8: ``1 penny``, ``12 pennies``."""
     return f"{count} {info.name(count)}"
+
+
+def exchange_coins(game: Game, character: Character, paid: dict[str, int],
+                   change: dict[str, int]) -> tuple[Stack, ...] | None:
+    """ITM-PAY-4/5: the bag after ``paid`` leaves it and ``change`` comes back; None when the
+    change needs more stacks than one bag takes (OQ-4)."""
+    bag = character.bag
+    for coin_id, count in paid.items():
+        bag, _ = take_from_bag(character.model_copy(update={"bag": bag}),
+                               coin_thing(game.coins[coin_id]), "", count)
+    for coin_id, count in change.items():
+        grown = add_to_bag(bag, coin_thing(game.coins[coin_id]), count)
+        if grown is None:
+            return None
+        bag = grown
+    return bag
