@@ -19,13 +19,13 @@ def _raw(raw: str | None, game: Game, state: State) -> str | None:
     return raw
 
 
-TEXT = Reader("text", _text, {"type": "string"})
+TEXT = Reader("text", _text, {"type": "string"}, absent="", fixed_absent=True)
 """The attribute's text, trimmed ("" when absent)."""
 
-RAW = Reader("text", _raw, {"type": "string"})
+RAW = Reader("text", _raw, {"type": "string"}, fixed_absent=True)
 """The attribute as written, None when absent (for values read further by the handler)."""
 
-JSON = Reader("JSON value", _raw, {}, json=True)
+JSON = Reader("JSON value", _raw, {}, json=True, fixed_absent=True)
 """A host event's payload value as it is (a number, a list, true), None when absent."""
 
 
@@ -53,7 +53,7 @@ def _count(raw: str | None, game: Game, state: State) -> int | Refusal:
 
 
 COUNT = Reader("count", _count, {"type": "string", "pattern": r"^\s*[0-9]{1,7}\s*$"},
-               (reasons.BAD_COUNT,))
+               (reasons.BAD_COUNT,), absent=1, fixed_absent=True)
 """``count=``: a whole number from 1 to 1,000,000; 1 when absent."""
 
 
@@ -91,5 +91,5 @@ WHO = Reader("character", _who, {"type": "string"}, (reasons.UNKNOWN_CHARACTER,)
 """``who=``: a character of the party by name (any case); the player's when absent."""
 
 WHO_OR_PARTY = Reader("character", _who_or_party, {"type": "string"},
-                      (reasons.UNKNOWN_CHARACTER,))
+                      (reasons.UNKNOWN_CHARACTER,), fixed_absent=True)
 """``who=``: a character of the party by name; None (the whole party) when absent."""

@@ -52,6 +52,8 @@ class Reader(Generic[T]):
     schema: Mapping[str, Any]
     reasons: tuple[str, ...] = ()
     json: bool = False  # a host event's JSON value (a number, a list), not a tag's text
+    absent: Any = None  # what ``read`` gives for an absent attribute, when that is fixed
+    fixed_absent: bool = False  # whether ``absent`` is that value (else ``read`` is asked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,13 +112,24 @@ def request(cls: type[R]) -> type[R]:
     return made
 
 
-def _raw(tag: Tag, meta: Attr) -> str | None:
+def _written(tag: Tag) -> dict[str, str]:
+    """The tag's attributes by name, the first of a repeated name (as ``Tag.get`` reads)."""
+    pairs = tag.attrs
+    written = dict(pairs)
+    if len(written) != len(pairs):  # a built tag may repeat a name; a read one never does
+        written = {}
+        for name, value in pairs:
+            written.setdefault(name, value)
+    return written
+
+
+def _raw(written: Mapping[str, str], meta: Attr) -> str | None:
     """The attribute as written; an alias stands in where the name is absent or empty."""
-    value = tag.get(meta.name)
+    value = written.get(meta.name)
     for alias in meta.aliases:
         if value is not None and value.strip():
             break
-        value = tag.get(alias) if tag.get(alias) is not None else value
+        value = written.get(alias, value)
     return value
 
 
@@ -125,14 +138,24 @@ def read_request(kind: type[R], tag: Tag, game: Game, state: State,
     """The tag read into ``kind``, or the refusal of its first attribute that cannot be read.
     ``payload`` is a host event's JSON, for the request's ``json`` readers."""
     values: dict[str, Any] = {"tag": tag}
+    written = _written(tag)
     for name, meta in kind.declared:
-        if meta.reader.json:
+        reader = meta.reader
+        if reader.json:
             raw: Any = payload.get(meta.name) if payload is not None else None
+        elif meta.aliases:
+            raw = _raw(written, meta)
         else:
-            raw = _raw(tag, meta)
-        if meta.missing is not None and (raw is None or not str(raw).strip()):
+            raw = written.get(meta.name)
+        if raw is None:
+            if meta.missing is not None:
+                return Refusal(reasons.MISSING_ATTRIBUTE, meta.missing)
+            if reader.fixed_absent:  # most attributes of most tags
+                values[name] = reader.absent
+                continue
+        elif meta.missing is not None and not str(raw).strip():
             return Refusal(reasons.MISSING_ATTRIBUTE, meta.missing)
-        value = meta.reader.read(raw, game, state)
+        value = reader.read(raw, game, state)
         if isinstance(value, Refusal):
             return value
         values[name] = value
