@@ -207,3 +207,18 @@ def test_reading_a_request_reads_aliases_and_gives_the_first_refusal() -> None:
         '[inventory: action="add" item="Rope" count="0" who="Nobody"]').tags[0],
         GRAVEWATCH, PARTY)
     assert isinstance(first, Refusal) and first.reason == reasons.BAD_COUNT  # count= before who=
+
+
+def test_an_event_over_64_kib_is_refused_malformed_with_the_state_unchanged() -> None:
+    """An event's size is its whole JSON (it used to be measured after being cut to 2,000
+    characters, so no event was ever too large)."""
+    ctx = TurnContext(PARTY.seed, (0, 0))
+    new_state, answer = apply_event(GRAVEWATCH, PARTY, {"action": "add", "item": "Rope",
+                                                        "note": "x" * 70_000}, None, ctx)
+    assert (answer.ok, answer.reason, answer.text) == (False, reasons.MALFORMED,
+                                                      "This event is too large.")
+    assert new_state is PARTY
+    assert len(answer.tag.raw) <= 2000  # the answer still names it briefly
+    _, small = apply_event(GRAVEWATCH, PARTY, {"action": "split", "stack": 99,
+                                                "note": "x" * 60_000}, None, ctx)
+    assert small.reason == reasons.UNKNOWN_STACK  # under the limit: read, and answered
