@@ -19,7 +19,6 @@ from typing import Annotated, Any, Final, Literal
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import (
     LarkError,
-    UnexpectedCharacters,
     UnexpectedEOF,
     UnexpectedInput,
     VisitError,
@@ -234,8 +233,6 @@ def _where(error: UnexpectedInput, text: str) -> str:
     found = text[column - 1:column]
     if not found.isprintable():
         found = f"U+{ord(found):04X}"
-    if isinstance(error, UnexpectedCharacters):
-        return f'"{found}" at character {column} is not part of a formula'
     return f'"{found}" at character {column} is unexpected'
 
 
