@@ -59,12 +59,15 @@ class Initiative(RulesetModel):
     check: Id
 
 
+ONE = Formula("1", Number(1))
+
+
 class TurnAction(RulesetModel):
     """CMB-TURN-16: one action of a turn; its ``id`` is one of ``economy.budgets``."""
 
     id: Id
     name: Label
-    per: FormulaText = Field(default=Formula("1", Number(1)), json_schema_extra={"default": "1"})
+    per: FormulaText = Field(default=ONE, json_schema_extra={"default": "1"})
     """How many uses per turn (OQ-CMB-7 d)."""
     attacks: FormulaText | None = None
     """How many attack rolls one use allows; none without it (OQ-CMB-7 c)."""
@@ -233,6 +236,15 @@ class Combat(RulesetModel):
     """ITM-DEF-13: the damage vocabulary; without it damage words are free text."""
     sheet_hides: list[HideSource] | None = Field(default=None, max_length=8)
     """ITM-HIDES-1: up to 8 sources (an empty list is allowed)."""
+
+    @property
+    def turn_actions(self) -> tuple[TurnAction, ...]:
+        """The actions of one turn: ``turn.actions``, else each budget as an action used once
+        a turn with one attack (DESIGN.md "Formula combat")."""
+        if self.turn is not None and self.turn.actions:
+            return tuple(self.turn.actions)
+        budgets = self.economy.budgets if self.economy is not None else []
+        return tuple(TurnAction(id=b.id, name=b.label, attacks=ONE) for b in budgets)
 
     @property
     def damage_words(self) -> frozenset[str] | None:

@@ -96,6 +96,20 @@ def test_the_whole_formula_block_loads_typed() -> None:
     assert combat.damage_words == frozenset({"cut", "pierce", "burn", "crush"})
 
 
+def test_without_turn_actions_each_budget_is_an_action_with_one_attack() -> None:
+    document = fighting()
+    del document["combat"]["turn"]
+    ruleset = Ruleset.model_validate(document)
+    assert ruleset.combat is not None
+    assert [(a.id, a.name, a.per.text, a.attacks and a.attacks.text)
+            for a in ruleset.combat.turn_actions] == [("act", "Action", "1", "1"),
+                                                      ("quick", "Quick", "1", "1")]
+    declared = Ruleset.model_validate(fighting()).combat
+    assert declared is not None
+    assert [a.attacks and a.attacks.text for a in declared.turn_actions] == [
+        "@level.fighter", None]
+
+
 def test_the_block_dumps_back_as_written() -> None:
     ruleset = Ruleset.model_validate(fighting())
     dumped = ruleset.model_dump(by_alias=True, exclude_unset=True)["combat"]
