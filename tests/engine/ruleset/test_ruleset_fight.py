@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from helpers import FIXTURES, fixture_json
+from helpers import FIXTURES, fixture_json, problems_of, put
 
 from engine import load_ruleset
 from engine.ruleset import Formula, Ruleset, combat_kind, validate
@@ -57,28 +57,6 @@ def fighting(**changes) -> dict:
     document["combat"] = copy.deepcopy(BLOCK)
     document["combat"].update(changes)
     return document
-
-
-def at(document, path):
-    node = document
-    for step in path:
-        node = node[step]
-    return node
-
-
-def put(path, value):
-    return lambda d: at(d, path[:-1]).__setitem__(path[-1], value)
-
-
-def drop(path):
-    return lambda d: at(d, path[:-1]).pop(path[-1])
-
-
-def problems_of(document, *mutations) -> list[str]:
-    document = copy.deepcopy(document)
-    for mutate in mutations:
-        mutate(document)
-    return [str(p) for p in validate(document)[1]]
 
 
 def test_the_whole_formula_block_loads_typed() -> None:
