@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -12,6 +13,7 @@ import pytest
 
 import tagparse
 from engine import Answer, Game, State, TurnContext, apply_reply, load_ruleset, start_state
+from engine.ruleset import validate
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -54,3 +56,33 @@ def system_program(program: str, why: str) -> str:
     if os.environ.get("CI"):
         pytest.fail(f"{message}; CI is set, so a missing program fails", pytrace=False)
     pytest.skip(message)
+
+
+# Changing a ruleset document in one place and listing what is wrong with it then (the
+# load-time rule tables of tests/engine/ruleset).
+
+def problems_of(document: Any, *mutations: Any) -> list[str]:
+    """The problems of a copy of ``document`` after each mutation, as ``pointer: message``."""
+    document = copy.deepcopy(document)
+    for mutate in mutations:
+        mutate(document)
+    return [str(p) for p in validate(document)[1]]
+
+
+def at(document: Any, path: tuple[str | int, ...]) -> Any:
+    node = document
+    for step in path:
+        node = node[step]
+    return node
+
+
+def put(path: tuple[str | int, ...], value: Any) -> Any:
+    return lambda d: at(d, path[:-1]).__setitem__(path[-1], value)
+
+
+def drop(path: tuple[str | int, ...]) -> Any:
+    return lambda d: at(d, path[:-1]).pop(path[-1])
+
+
+def push(path: tuple[str | int, ...], value: Any) -> Any:
+    return lambda d: at(d, path).append(value)

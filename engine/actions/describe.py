@@ -95,16 +95,11 @@ def _read(game: Game, item: Item, value: Any) -> Any:
     return stat_value(game, item, value.stat) if isinstance(value, StatRead) else value
 
 
-def _combat(game: Game, key: str) -> Mapping[str, Any]:
-    found = (game.ruleset.combat or {}).get(key)
-    return found if isinstance(found, Mapping) else {}
-
-
 def _budget(game: Game, budget: str | None) -> str:
     """A budget by its label in ``combat.economy.budgets`` (``act`` is ``Action``)."""
-    rows = _combat(game, "economy").get("budgets") or ()
-    return next((str(r.get("label")) for r in rows if isinstance(r, Mapping)
-                 and r.get("id") == budget and r.get("label")), str(budget))
+    combat = game.ruleset.combat
+    rows = combat.economy.budgets if combat is not None and combat.economy is not None else ()
+    return next((r.label for r in rows if r.id == budget), str(budget))
 
 
 def _number(value: Any) -> str:
@@ -115,7 +110,8 @@ def _number(value: Any) -> str:
 
 def _distance(game: Game, *numbers: Any) -> str:
     """ITM-WPN-16: ``10 to 20 paces`` in the combat block's distance unit."""
-    unit = _combat(game, "distance").get("unit")
+    combat = game.ruleset.combat
+    unit = combat.distance.unit if combat is not None and combat.distance is not None else None
     text = " to ".join(_number(n) for n in numbers)
     return f"{text} {unit}" if unit else text
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..dice import parse_dice
 from .effects import Modifier
+from .fight_problems import fight_problems
 from .items import Item, ItemBlock
 from .pointers import Problem, RulesetError, did_you_mean, duplicates, pointer
 from .references import block_problems, stat_value_problem
@@ -209,6 +210,7 @@ def cross_references(ruleset: Ruleset) -> list[Problem]:
             for f_index, row in enumerate(layer.items.unsold if layer.items else []):
                 problems.extend(_filter_problems(ruleset.items, row,
                                                  ("layers", l_index, "items", "unsold", f_index)))
+    problems.extend(fight_problems(ruleset, check_value))
     problems.extend(version_problems(ruleset, nodes))
     problems.extend(resolution_problems(ruleset))
     return problems

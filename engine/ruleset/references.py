@@ -58,12 +58,9 @@ class Names:
         self.tables = {t.id for t in self.block.loot_tables}
         market = self.block.market
         self.places = {p.id for p in market.places} if market else set()
-        combat = self.ruleset.combat or {}
-        economy = combat.get("economy")
-        budgets = economy.get("budgets") if isinstance(economy, Mapping) else None
-        self.budgets: set[str] | None = None if not isinstance(budgets, list) else {
-            b if isinstance(b, str) else str(b.get("id")) for b in budgets
-            if isinstance(b, str | Mapping)}
+        economy = self.ruleset.combat.economy if self.ruleset.combat is not None else None
+        self.budgets: set[str] | None = None if economy is None else {
+            b.id for b in economy.budgets}
 
     def add(self, where: Where, message: str) -> None:
         self.problems.append(Problem(pointer(*where), message))
@@ -336,7 +333,7 @@ def _attack(names: Names, where: Where, attack: Attack, item: Item) -> None:
     """ITM-WPN-5..22, ITM-AMMO-2, ITM-CLIP-2/3, ITM-MODE-2/3, ITM-OFF-2, ITM-ONHIT-1..6."""
     resolution = names.ruleset.resolution
     pool_fight = resolution is not None and resolution.kind == "dice-pool"
-    combat = names.ruleset.combat or {}
+    combat = names.ruleset.combat
     names.budget((*where, "budget"), attack.budget)
     if attack.to_hit is not None:
         _to_hit(names, (*where, "toHit"), attack.to_hit, item, pool_fight)
@@ -351,7 +348,8 @@ def _attack(names: Names, where: Where, attack: Attack, item: Item) -> None:
         _stat_read(names, (*where, "damage", "bonus"), damage.bonus, item, ("number",))
         _stat_read(names, (*where, "damage", "type"), damage.type, item, ("text", "enum"))
     _stat_read(names, (*where, "versatile"), attack.versatile, item, ("dice",))
-    if (attack.reach is not None or attack.range is not None) and "distance" not in combat:
+    if ((attack.reach is not None or attack.range is not None)
+            and (combat is None or combat.distance is None)):
         names.add((*where, "reach" if attack.reach is not None else "range"),
                   'reach and range need "combat.distance"')  # ITM-WPN-16
     if attack.ammo is not None:  # ITM-AMMO-2
@@ -364,7 +362,7 @@ def _attack(names: Names, where: Where, attack: Attack, item: Item) -> None:
     for index, mode in enumerate(attack.modes):  # ITM-MODE-3
         if mode.ammo is not None and attack.ammo is None and attack.clip is None:
             names.add((*where, "modes", index, "ammo"), 'a mode that shoots needs "ammo" or "clip"')
-    if attack.off_hand and "offHand" not in combat:  # ITM-OFF-2
+    if attack.off_hand and (combat is None or combat.off_hand is None):  # ITM-OFF-2
         names.add((*where, "offHand"), 'an off-hand weapon needs "combat.offHand"')
     _stat_read(names, (*where, "floor"), attack.floor, item, ("number",))
     for index, hit in enumerate(attack.on_hit):

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
 from .base import Id, Label, RulesetModel
+from .fight import Combat
 from .items import Catalog, ItemBlock
 from .resolution import Resolution
 from .sheet import Condition, Layer, Live, Rest, Sheet
@@ -30,4 +29,22 @@ class Ruleset(RulesetModel):
     catalog_files: list[str] = Field(default_factory=list, max_length=64)
     """Catalog files (relative to this file) whose catalogs are added to ``catalogs``."""
     layers: list[Layer] = Field(default_factory=list, max_length=24)
-    combat: dict[str, Any] | None = None
+    combat: Combat | None = None
+
+
+def combat_kind(ruleset: Ruleset) -> str:
+    """Which combat the ruleset fights with (DESIGN.md "Which combat"): a symbol-pool ruleset
+    fights with symbol-pool combat (CHK-SYM-35; ``"kind": "none"`` still turns fights off),
+    else ``combat.kind`` as written, else formula combat where ``combat.attack`` is given
+    (Part A), else narrative combat (Part B) — also for a dice-highest ruleset (CHK-HIGH-24)
+    and a ruleset with no ``combat`` block."""
+    combat = ruleset.combat
+    if combat is not None and combat.kind == "none":
+        return "none"
+    if ruleset.resolution is not None and ruleset.resolution.kind == "symbol-pool":
+        return "symbol-pool"
+    if combat is None:
+        return "narrative"
+    if combat.kind is not None:
+        return combat.kind
+    return "formula" if combat.attack is not None else "narrative"

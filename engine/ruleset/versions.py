@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from .combat import Attack, Charges, Damage, OnHit, Plus, ToHit, Use
 from .effects import Effects
+from .fight import OffHand
 from .items import Carry, Coin, Entry, Item, ItemBlock, RarityCap, Sold
 from .loot import LootRow
 from .market import Market, Place, Seller, SoldRule
@@ -123,6 +124,7 @@ FEATURES: list[tuple[type[BaseModel], str, Callable[[Any], bool], str, str]] = [
     (Coin, "one", _set("one"), "a coin's one", "1.89"),
     (ToHit, "sheetBonus", _set("sheet_bonus"), "toHit.sheetBonus", "1.95"),
     (Damage, "sheetBonus", _set("sheet_bonus"), "damage.sheetBonus", "1.97"),
+    (OffHand, "fullWhen", _set("full_when"), "offHand.fullWhen", "1.97"),
     (Damage, "rerollUpTo", _set("reroll_up_to"), "damage.rerollUpTo", "1.98"),
     (Entry, "mechanics", lambda node: isinstance(node.mechanics, dict)
      and "qualities" in node.mechanics, "qualities", "1.101"),
@@ -147,10 +149,6 @@ def used_features(ruleset: Ruleset, nodes: list[tuple[Path, BaseModel]] | None =
     if ruleset.items is not None or any(c.holds == "items" for c in ruleset.catalogs):
         seen.add("items")  # ITM-GEN-2
         yield ("items",) if ruleset.items is not None else ("catalogs",), "the items block", "1.49"
-    combat = ruleset.combat or {}
-    off_hand = combat.get("offHand")
-    if isinstance(off_hand, dict) and "fullWhen" in off_hand:
-        yield ("combat", "offHand", "fullWhen"), "offHand.fullWhen", "1.97"
     for path, node in walk(ruleset) if nodes is None else nodes:
         for key, used, feature, version in _BY_MODEL.get(type(node), ()):
             if feature not in seen and used(node):

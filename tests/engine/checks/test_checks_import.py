@@ -69,7 +69,7 @@ CASES = [
     ("CHK-POOL-26", "pool-d10", _set("resolution/reroll", [
         {"id": f"r{i}", "upTo": 1} for i in range(7)]), "/resolution/reroll", ""),
     ("CHK-HIGH-2", "highest-blades", _set("resolution/pool/max", 21), "/resolution/pool/max", ""),
-    ("CHK-HIGH-24", "highest-blades", _set("combat", {"kind": "dice-highest"}), "/combat",
+    ("CHK-HIGH-24", "highest-blades", _set("combat", {"kind": "narrative"}), "/combat",
      "no combat of its own"),
     ("CHK-RA-16", "against-d100", _set("resolution/dice", {"count": 3, "sides": 6}),
      "/resolution/tens", "single d100"),

@@ -1013,14 +1013,15 @@ def test_chk_sym_44_overrides_may_not_replace_symbols_or_dice() -> None:
     pytest.param("1.382", True, id="CHK-SYM-35-new-enough"),
 ])
 def test_chk_sym_35_symbol_pool_combat_needs_1_382(api: str, loads: bool) -> None:
-    """CHK-SYM-35 (Capability API half only): a package symbol-pool ruleset with a combat block
-    needs 1.382. The "any other combat kind is rejected" half is not pinned: no combat kind key
-    exists yet (OQ-CMB-1)."""
+    """CHK-SYM-35 (Capability API half): a package symbol-pool ruleset with a combat block
+    needs 1.382. The "any other combat kind is rejected" half is pinned in
+    tests/engine/ruleset/test_ruleset_fight.py."""
     doc = document("symbols-genesys")
     doc["capabilityApi"] = api
     doc["combat"] = {"kind": "symbol-pool"}
     if loads:
-        assert load_ruleset(doc).ruleset.combat == {"kind": "symbol-pool"}
+        combat = load_ruleset(doc).ruleset.combat
+        assert combat is not None and combat.kind == "symbol-pool"
     else:
         with pytest.raises(RulesetError) as error:
             load_ruleset(doc)

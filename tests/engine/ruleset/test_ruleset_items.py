@@ -8,7 +8,7 @@ import json
 
 import jsonschema
 import pytest
-from helpers import FIXTURES, fixture_json
+from helpers import FIXTURES, at, drop, fixture_json, problems_of, push, put
 
 from engine import load_ruleset, start_state
 from engine.ruleset import validate
@@ -19,32 +19,6 @@ from replay.files import ruleset_document
 EMBER = fixture_json("rulesets/ember-roads.json")
 GRAVE = fixture_json("rulesets/gravewatch.json")
 FIXTURE_RULESETS = sorted(p.name for p in (FIXTURES / "rulesets").glob("*.json"))
-
-
-def problems_of(document, *mutations):
-    document = copy.deepcopy(document)
-    for mutate in mutations:
-        mutate(document)
-    return [str(p) for p in validate(document)[1]]
-
-
-def at(document, path):
-    node = document
-    for step in path:
-        node = node[step]
-    return node
-
-
-def put(path, value):
-    return lambda d: at(d, path[:-1]).__setitem__(path[-1], value)
-
-
-def drop(path):
-    return lambda d: at(d, path[:-1]).pop(path[-1])
-
-
-def push(path, value):
-    return lambda d: at(d, path).append(value)
 
 
 BOW = ("catalogs", 0, "entries", 0, "item")

@@ -13,14 +13,14 @@ PACKAGE = Path(__file__).resolve().parents[3] / "engine" / "ruleset"
 
 # Lowest first. A module may import only modules of an earlier row.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("base", "pointers"),                             # wire conventions, ids, JSON pointers
+    ("base", "pointers", "formula"),                  # wire conventions, ids, JSON pointers
     ("values",),                                      # value references and thresholds
     ("effects", "fakes", "loot", "resolution"),       # parts of blocks
     ("combat", "gear", "market", "sheet"),            # blocks built of those parts
-    ("items",),                                       # the item block and catalogs
+    ("items", "fight"),                               # the item and combat blocks, catalogs
     ("ruleset",),                                     # the whole file
     ("versions", "references"),                       # checks: features and references
-    ("resolution_problems",),                         # checks of the resolution block
+    ("resolution_problems", "fight_problems"),        # checks of the resolution, combat blocks
     ("problems",),                                    # validate: every check, in file order
 )
 RANK = {name: rank for rank, row in enumerate(LAYERS) for name in row}

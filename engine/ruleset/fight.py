@@ -1,0 +1,294 @@
+"""The ruleset's ``combat`` block (DESIGN.md "Combat"; spec/combat.md Part A, spec/items.md
+§8–§12): which combat the ruleset fights with, the action economy and turn, the attack
+formulas, enemy templates, sustained abilities, narrative constants, the fight keys of
+conditions and levels, and what the item rules put there (``distance``, ``offHand``,
+``damageTypes``, ``sheetHides``). The load-time rules across keys are in
+:mod:`.fight_problems`; what a formula's ``@`` reference reads is :func:`reference_read`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from .base import Id, Label, Labelled, RulesetModel, Text
+from .formula import Formula, FormulaText, Number, Reference
+from .sheet import Sheet
+from .values import ValueRef
+
+CombatKind = Literal["formula", "narrative", "symbol-pool", "outcome", "none"]
+RANKS = ("D", "C", "B", "A", "S", "SS", "SSS", "X", "XX")  # DESIGN.md "Narrative combat"
+
+# ITM-DEF-7/9: a damage word ("fire"), free text unless combat.damageTypes declares them.
+DamageWord = Id
+
+
+class Except(RulesetModel):
+    """ITM-DEF-7/8: ``{"type": "bludgeoning", "except": ["magical"]}`` — a strike carrying any
+    of the ``except`` tags (items.tags, ITM-DEF-11) bypasses this entry."""
+
+    type: DamageWord
+    except_: list[Id] = Field(alias="except", min_length=1, max_length=12)
+
+
+Defences = Annotated[list[DamageWord | Except], Field(min_length=1, max_length=30)]
+
+
+class Defended(RulesetModel):
+    """ITM-DEF-1: what a condition or a level grants against damage and conditions."""
+
+    resist: Defences | None = None
+    vulnerable: Defences | None = None
+    """ITM-DEF-9: plain damage words only (the except form is reported at load)."""
+    immune: Defences | None = None
+    condition_immunities: list[Id] | None = Field(default=None, min_length=1, max_length=40)
+
+
+class Budget(Labelled):
+    """ITM-WPN-5: an action-economy unit (``act``, ``quick``, ``bonus``)."""
+
+
+class Economy(RulesetModel):
+    budgets: list[Budget] = Field(min_length=1, max_length=12)
+
+
+class Initiative(RulesetModel):
+    """CMB-TURN-15: the check rolled for initiative, a skill of ``sheet.skills``."""
+
+    check: Id
+
+
+ONE = Formula("1", Number(1))
+
+
+class TurnAction(RulesetModel):
+    """CMB-TURN-16: one action of a turn; its ``id`` is one of ``economy.budgets``."""
+
+    id: Id
+    name: Label
+    per: FormulaText = Field(default=ONE, json_schema_extra={"default": "1"})
+    """How many uses per turn (OQ-CMB-7 d)."""
+    attacks: FormulaText | None = None
+    """How many attack rolls one use allows; none without it (OQ-CMB-7 c)."""
+    description: Text | None = None
+
+
+class Turn(RulesetModel):
+    initiative: Initiative | None = None
+    actions: list[TurnAction] = Field(default_factory=list, max_length=12)
+
+
+class AttackRule(RulesetModel):
+    """CMB-ATK-1..7, CMB-READS-1..9: the three formulas of formula combat."""
+
+    check: Id
+    """A skill of ``sheet.skills``, combat-only (CMB-ATK-2)."""
+    defence: FormulaText
+    """A hero's defence, read for the defender (CMB-ATK-6)."""
+    damage: FormulaText
+    """Unarmed damage, read for the attacker (CMB-ATK-4); may read ``@roll.high``."""
+    reads: dict[Id, FormulaText] = Field(default_factory=dict, max_length=16)
+    """CMB-READS-2..5: values each attack reads as ``@name``, computed for the attacker."""
+
+
+class TemplateDefaults(RulesetModel):
+    attribute: FormulaText
+    """The foe's ability modifier (DESIGN.md; a score where one is needed: 10 + 2 × it)."""
+
+
+class TemplateTracks(RulesetModel):
+    hp: FormulaText
+
+
+class TemplateCombat(RulesetModel):
+    """CMB-TPL-4..6: a foe's defence, attack (its number in the attack check) and damage."""
+
+    defence: FormulaText
+    attack: FormulaText
+    damage: FormulaText
+    attacks: FormulaText | None = None
+    """Attacks per round; one without it (DESIGN.md)."""
+
+
+class Template(RulesetModel):
+    """CMB-TPL-1..8: the sheet a foe of a ``role`` gets, as formulas in ``@tier``."""
+
+    role: Id
+    label: Label | None = None
+    defaults: TemplateDefaults | None = None
+    tracks: TemplateTracks
+    combat: TemplateCombat
+    loot: Id | None = None
+    """The loot table a felled foe drops (ITM-LOOT-14)."""
+
+
+class Sustain(RulesetModel):
+    """CMB-SUS-4: the save a sustainer makes when damaged, against ``dc`` (may read ``@damage``)."""
+
+    save: Id
+    """A save of ``sheet.saves`` or an ability."""
+    dc: FormulaText
+
+
+class NarrativeBase(RulesetModel):
+    party: int = Field(default=80, ge=0, le=100)
+    foes: int = Field(default=65, ge=0, le=100)
+
+
+class Narrative(RulesetModel):
+    """DESIGN.md "Narrative combat": the constants of Part B, all optional."""
+
+    base: NarrativeBase | None = None
+    damage: FormulaText | None = None
+    """The blow before the grade's multiplier (default ``10``), read for the attacker."""
+    stamina: Id | None = None
+    """The pool physical effort draws on (a pool of ``live.pools``)."""
+    mana: Id | None = None
+    ranks: dict[Literal["D", "C", "B", "A", "S", "SS", "SSS", "X", "XX"], Label] = Field(
+        default_factory=dict)
+    """Other names for the rank letters."""
+
+
+class Against(RulesetModel):
+    """CMB-COND-1/2: what attacks against the bearer get, from ``reach`` or from anywhere."""
+
+    edge: int | None = Field(default=None, ge=-10, le=10)
+    reach: Literal["near", "far"] | None = None
+    crit: bool = False
+    """Such attacks are critical hits (CMB-COND-2)."""
+
+
+class CombatCondition(Defended):
+    """The fight keys of one of the ruleset's conditions (CMB-COND-1/2, ITM-DEF-1), named by
+    ``condition`` or, in the seed's form, by ``id``."""
+
+    condition: Id | None = None
+    id: Id | None = None
+    edge: int | None = Field(default=None, ge=-10, le=10)
+    """1 advantage, -1 disadvantage on the bearer's own ``checks`` (OQ-CMB-8)."""
+    checks: list[Id] = Field(default_factory=list, max_length=24)
+    against: list[Against] = Field(default_factory=list, max_length=8)
+    no_actions: bool = False
+    """CMB-TYPE-2: the bearer uses no attacks, abilities or potions."""
+
+    @model_validator(mode="after")
+    def _named_once(self) -> CombatCondition:
+        if (self.condition is None) == (self.id is None):
+            raise ValueError('a combat condition names its condition by "condition" or "id"')
+        return self
+
+    @property
+    def name(self) -> str:
+        """The id of the condition these keys belong to."""
+        return self.condition if self.condition is not None else str(self.id)
+
+
+class Level(Defended):
+    """ITM-DEF-1/2: defences that hold while ``value`` reaches ``atLeast``."""
+
+    id: Id
+    label: Label | None = None
+    value: ValueRef
+    at_least: float
+
+
+class Distance(RulesetModel):
+    """ITM-WPN-16: the unit reach and range are written in."""
+
+    unit: Label
+
+
+class OffHand(RulesetModel):
+    """ITM-OFF-2/4/7: the budget a second attack spends and whether it keeps its ability."""
+
+    budget: Id
+    ability: Literal["full", "penalty-only"] = "full"
+    full_when: ValueRef | None = None
+    """ITM-OFF-7 (v1.97)."""
+
+
+class HideSource(RulesetModel):
+    """ITM-HIDES-2: a sheet list's column whose words grant one kind of defence."""
+
+    list_: Id = Field(alias="list")
+    column: Id
+    kind: Literal["resist", "vulnerable", "immune", "conditionImmunities"]  # OQ-25
+
+
+class Combat(RulesetModel):
+    """The ``combat`` block."""
+
+    kind: CombatKind | None = None
+    """Which combat the ruleset fights with; without it see :func:`..ruleset.combat_kind`."""
+    economy: Economy | None = None
+    turn: Turn | None = None
+    attack: AttackRule | None = None
+    templates: list[Template] = Field(default_factory=list, max_length=24)
+    sustain: Sustain | None = None
+    narrative: Narrative | None = None
+    conditions: list[CombatCondition] = Field(default_factory=list, max_length=96)
+    levels: list[Level] = Field(default_factory=list, max_length=24)
+    distance: Distance | None = None
+    off_hand: OffHand | None = None
+    damage_types: list[DamageWord | Labelled] | None = Field(default=None, min_length=1,
+                                                             max_length=64)
+    """ITM-DEF-13: the damage vocabulary; without it damage words are free text."""
+    sheet_hides: list[HideSource] | None = Field(default=None, max_length=8)
+    """ITM-HIDES-1: up to 8 sources (an empty list is allowed)."""
+
+    @property
+    def turn_actions(self) -> tuple[TurnAction, ...]:
+        """The actions of one turn: ``turn.actions``, else each budget as an action used once
+        a turn with one attack (DESIGN.md "Formula combat")."""
+        if self.turn is not None and self.turn.actions:
+            return tuple(self.turn.actions)
+        budgets = self.economy.budgets if self.economy is not None else []
+        return tuple(TurnAction(id=b.id, name=b.label, attacks=ONE) for b in budgets)
+
+    @property
+    def damage_words(self) -> frozenset[str] | None:
+        """The declared damage words, or None where they are free text."""
+        if self.damage_types is None:
+            return None
+        return frozenset(t if isinstance(t, str) else t.id for t in self.damage_types)
+
+
+# What a reference reads besides the sheet, by where the formula sits (DESIGN.md "Combat").
+TIER = "tier"
+DAMAGE = "damage"
+ROLL_HIGH = "roll.high"
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """What an ``@`` reference reads: an ability's ``score`` or ``modifier``, a sheet
+    ``field`` or ``derived`` value, or a ``given`` value the place of the formula supplies
+    (``tier``, ``damage``, ``roll.high``, a name of ``attack.reads``)."""
+
+    kind: Literal["score", "modifier", "field", "derived", "given"]
+    name: str
+
+
+def reference_read(sheet: Sheet, reference: Reference, given: frozenset[str] = frozenset(),
+                   sheet_values: bool = True) -> Read | None:
+    """What ``reference`` reads on ``sheet``, or None when it names nothing there.
+
+    ``given`` names what the formula's place supplies (``@tier``, ``@damage``, ``@roll.high``,
+    ``@second``), looked up first; ``sheet_values`` False allows abilities only (a foe has no
+    fields or derived values). ``@x`` is ability ``x``'s score, ``@x.mod`` its modifier; any
+    other ``@a`` or ``@a.b`` is the field or derived value ``a`` or ``a_b``."""
+    written = str(reference)[1:]
+    if written in given:
+        return Read("given", written)
+    abilities = {a.id for a in sheet.abilities}
+    if reference.name in abilities and reference.part in (None, "mod"):
+        return Read("score" if reference.part is None else "modifier", reference.name)
+    if not sheet_values:
+        return None
+    ident = reference.name if reference.part is None else f"{reference.name}_{reference.part}"
+    if any(f.id == ident for f in sheet.fields):
+        return Read("field", ident)
+    if any(d.id == ident for d in sheet.derived):
+        return Read("derived", ident)
+    return None

@@ -1,0 +1,297 @@
+"""Load-time rules of the ``combat`` block that its field types cannot say (DESIGN.md
+"Combat", spec/combat.md Part A, spec/items.md §8–§12): which combat kind a resolution
+allows, the skills, budgets, conditions, pools and loot tables the block names, what every
+formula's ``@`` references read, and the damage words and except tags of every defence."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from .combat import Attack
+from .fight import (
+    DAMAGE,
+    ROLL_HIGH,
+    TIER,
+    Combat,
+    Defences,
+    Defended,
+    Except,
+    reference_read,
+)
+from .formula import Formula, references
+from .pointers import Problem, duplicates, pointer
+from .ruleset import Ruleset
+from .values import ValueRef
+
+Where = tuple[str | int, ...]
+ValueCheck = Callable[[Where, ValueRef, bool], list[Problem]]
+_DEFENCES: TypeAdapter[Any] = TypeAdapter(Defences)
+
+
+def fight_problems(ruleset: Ruleset, value_problems: ValueCheck) -> list[Problem]:
+    """Everything wrong with the combat block, and the damage words and except tags of the
+    items' defences (ITM-DEF-10/11/13, ITM-ARM-4)."""
+    problems: list[Problem] = []
+    combat = ruleset.combat
+    if combat is not None:
+        problems += _kind(ruleset, combat)
+        problems += _economy(ruleset, combat)
+        problems += _formulas(ruleset, combat)
+        problems += _templates(ruleset, combat)
+        problems += _defences(ruleset, combat, value_problems)
+    problems += _item_damage(ruleset)
+    return problems
+
+
+def _add(problems: list[Problem], where: Where, message: str) -> None:
+    problems.append(Problem(pointer("combat", *where), message))
+
+
+def _kind(ruleset: Ruleset, combat: Combat) -> list[Problem]:
+    """CMB-GEN-3, CHK-SYM-35: a symbol-pool ruleset fights with symbol-pool combat and only a
+    symbol-pool ruleset does; formula combat needs its formulas."""
+    problems: list[Problem] = []
+    symbols = ruleset.resolution is not None and ruleset.resolution.kind == "symbol-pool"
+    if symbols and combat.kind not in (None, "symbol-pool", "none"):
+        _add(problems, ("kind",),
+             f'a symbol-pool ruleset fights with symbol-pool combat, not "{combat.kind}"')
+    elif not symbols and combat.kind == "symbol-pool":
+        _add(problems, ("kind",), 'symbol-pool combat needs a "symbol-pool" resolution')
+    if combat.kind == "formula" and combat.attack is None:
+        _add(problems, ("kind",), 'formula combat needs "combat.attack"')
+    return problems
+
+
+def _economy(ruleset: Ruleset, combat: Combat) -> list[Problem]:
+    """ITM-WPN-5, CMB-TURN-15/16, CMB-ATK-2, ITM-OFF-2: budgets and action ids, and the
+    skills initiative and attacks roll."""
+    problems: list[Problem] = []
+    budgets = {b.id for b in combat.economy.budgets} if combat.economy else None
+    if combat.economy is not None:
+        for index, ident in duplicates(b.id for b in combat.economy.budgets):
+            _add(problems, ("economy", "budgets", index, "id"), f'duplicate id "{ident}"')
+    skills = {s.id for s in ruleset.sheet.skills}
+
+    def budget(where: Where, ident: str) -> None:
+        if budgets is None:
+            _add(problems, where, f'budget "{ident}" needs "combat.economy.budgets"')
+        elif ident not in budgets:
+            _add(problems, where, f'unknown budget "{ident}"')
+
+    if combat.turn is not None:
+        actions = combat.turn.actions
+        for index, ident in duplicates(a.id for a in actions):
+            _add(problems, ("turn", "actions", index, "id"), f'duplicate id "{ident}"')
+        for index, action in enumerate(actions):  # DESIGN.md: the budgets stay the action ids
+            budget(("turn", "actions", index, "id"), action.id)
+        initiative = combat.turn.initiative
+        if initiative is not None and initiative.check not in skills:
+            _add(problems, ("turn", "initiative", "check"),
+                 f'unknown skill "{initiative.check}"')
+    if combat.attack is not None and combat.attack.check not in skills:
+        _add(problems, ("attack", "check"), f'unknown skill "{combat.attack.check}"')
+    if combat.off_hand is not None:
+        budget(("offHand", "budget"), combat.off_hand.budget)
+    return problems
+
+
+def _formula_places(combat: Combat) -> Iterator[tuple[Where, Formula, frozenset[str], bool]]:
+    """Every formula of the block with the names its place supplies and whether it may read
+    the sheet's fields and derived values (a foe's formulas read only abilities)."""
+    reads = frozenset(combat.attack.reads) if combat.attack is not None else frozenset()
+    if combat.turn is not None:
+        for index, action in enumerate(combat.turn.actions):
+            yield ("turn", "actions", index, "per"), action.per, frozenset(), True
+            if action.attacks is not None:
+                yield ("turn", "actions", index, "attacks"), action.attacks, frozenset(), True
+    if combat.attack is not None:
+        attack = combat.attack
+        yield ("attack", "defence"), attack.defence, frozenset(), True
+        # CMB-READS-4/9: the damage reads the reads and the attack roll's higher die.
+        yield ("attack", "damage"), attack.damage, reads | {ROLL_HIGH}, True
+        for name, read in attack.reads.items():
+            yield ("attack", "reads", name), read, frozenset(), True
+    for index, template in enumerate(combat.templates):
+        where: Where = ("templates", index)
+        tier = frozenset({TIER})
+        if template.defaults is not None:  # the modifier itself: @tier only
+            yield (*where, "defaults", "attribute"), template.defaults.attribute, tier, False
+        yield (*where, "tracks", "hp"), template.tracks.hp, tier, False
+        fight = template.combat
+        written: tuple[tuple[str, Formula | None], ...] = (
+            ("defence", fight.defence), ("attack", fight.attack), ("damage", fight.damage),
+            ("attacks", fight.attacks))
+        for key, formula in written:
+            if formula is not None:
+                yield (*where, "combat", key), formula, tier, False
+    if combat.sustain is not None:  # CMB-SUS-4, OQ-CMB-12
+        yield ("sustain", "dc"), combat.sustain.dc, frozenset({DAMAGE}), True
+    if combat.narrative is not None and combat.narrative.damage is not None:
+        yield ("narrative", "damage"), combat.narrative.damage, frozenset(), True
+
+
+def _formulas(ruleset: Ruleset, combat: Combat) -> list[Problem]:
+    """DESIGN.md "Formula combat": a reference names what its place can read."""
+    problems: list[Problem] = []
+    for where, formula, given, sheet_values in _formula_places(combat):
+        defaults_only = where[-1] == "attribute"
+        for reference in references(formula.tree):
+            if defaults_only:
+                found = str(reference) == f"@{TIER}"
+            else:
+                found = reference_read(ruleset.sheet, reference, given, sheet_values) is not None
+            if not found:
+                hint = (" (a foe's ability modifier reads @tier alone)" if defaults_only else
+                        " (a foe's formulas read @tier and abilities)" if not sheet_values
+                        else "")
+                _add(problems, where, f'unknown reference "{reference}"{hint}')
+                break
+    return problems
+
+
+def _templates(ruleset: Ruleset, combat: Combat) -> list[Problem]:
+    """CMB-TPL-2, ITM-LOOT-14, CMB-SUS-4, DESIGN.md narrative pools."""
+    problems: list[Problem] = []
+    for index, role in duplicates(t.role for t in combat.templates):
+        _add(problems, ("templates", index, "role"), f'duplicate role "{role}"')
+    tables = {t.id for t in ruleset.items.loot_tables} if ruleset.items is not None else set()
+    for index, template in enumerate(combat.templates):
+        if template.loot is not None and template.loot not in tables:
+            _add(problems, ("templates", index, "loot"), f'unknown loot table "{template.loot}"')
+    if combat.sustain is not None:
+        saves = {s.id for s in ruleset.sheet.saves} | {a.id for a in ruleset.sheet.abilities}
+        if combat.sustain.save not in saves:
+            _add(problems, ("sustain", "save"), f'unknown save "{combat.sustain.save}"')
+    narrative = combat.narrative
+    pools = {p.id for p in ruleset.live.pools}
+    for key, pool in (("stamina", narrative.stamina if narrative else None),
+                      ("mana", narrative.mana if narrative else None)):
+        if pool is not None and pool not in pools:
+            _add(problems, ("narrative", key), f'unknown pool "{pool}"')
+    return problems
+
+
+def _defences(ruleset: Ruleset, combat: Combat, value_problems: ValueCheck) -> list[Problem]:
+    """ITM-DEF-1..13 and CMB-COND-1/2: the conditions and levels of the block."""
+    problems: list[Problem] = []
+    conditions = {c.id for c in ruleset.conditions}
+    checks = {s.id for s in ruleset.sheet.skills} | {s.id for s in ruleset.sheet.saves}
+    for index, name in duplicates(c.name for c in combat.conditions):
+        _add(problems, ("conditions", index), f'a second entry for condition "{name}"')
+    for index, entry in enumerate(combat.conditions):
+        where: Where = ("conditions", index)
+        key = "condition" if entry.condition is not None else "id"
+        if entry.name not in conditions:
+            _add(problems, (*where, key), f'unknown condition "{entry.name}"')
+        for c_index, check in enumerate(entry.checks):
+            if check not in checks:
+                _add(problems, (*where, "checks", c_index), f'unknown check "{check}"')
+        problems += _granted(ruleset, combat, ("combat", *where), entry)
+    for index, ident in duplicates(level.id for level in combat.levels):
+        _add(problems, ("levels", index, "id"), f'duplicate id "{ident}"')
+    for index, level in enumerate(combat.levels):
+        problems += value_problems(("combat", "levels", index, "value"), level.value, True)
+        problems += _granted(ruleset, combat, ("combat", "levels", index), level)
+    if combat.damage_types is not None:
+        words = [t if isinstance(t, str) else t.id for t in combat.damage_types]
+        for index, word in duplicates(words):
+            _add(problems, ("damageTypes", index), f'duplicate damage type "{word}"')
+    return problems
+
+
+def _granted(ruleset: Ruleset, combat: Combat, where: Where, granted: Defended) -> list[Problem]:
+    """ITM-DEF-1/3/9/11/13 for one condition or level."""
+    problems = _words(ruleset, combat, where, {
+        "resist": granted.resist, "vulnerable": granted.vulnerable, "immune": granted.immune})
+    conditions = {c.id for c in ruleset.conditions}
+    for index, ident in enumerate(granted.condition_immunities or ()):
+        if ident not in conditions:
+            problems.append(Problem(pointer(*where, "conditionImmunities", index),
+                                    f'unknown condition "{ident}"'))
+    return problems
+
+
+def _words(ruleset: Ruleset, combat: Combat | None, where: Where,
+           defences: dict[str, Iterable[str | Except] | None]) -> list[Problem]:
+    """ITM-DEF-9 (vulnerable takes plain words), ITM-DEF-11 (except tags are item tags),
+    ITM-DEF-13 (declared damage words)."""
+    problems: list[Problem] = []
+    words = combat.damage_words if combat is not None else None
+    tags = {t.id for t in ruleset.items.tags} if ruleset.items is not None else set()
+    for key, entries in defences.items():
+        for index, entry in enumerate(entries or ()):
+            at = (*where, key, index)
+            word = entry if isinstance(entry, str) else entry.type
+            if isinstance(entry, Except):
+                if key == "vulnerable":
+                    problems.append(Problem(pointer(*at),
+                                            "vulnerable takes plain damage words, no except"))
+                for t_index, tag in enumerate(entry.except_):
+                    if tag not in tags:
+                        problems.append(Problem(pointer(*at, "except", t_index),
+                                                f'unknown tag "{tag}"'))
+                at = (*at, "type")
+            if words is not None and word not in words:
+                problems.append(Problem(pointer(*at), f'unknown damage type "{word}"'))
+    return problems
+
+
+def _item_damage(ruleset: Ruleset) -> list[Problem]:
+    """ITM-ARM-4, ITM-DEF-10/13: the defences of worn and carried effects, and the damage
+    types items write out (not read from a stat), where the block declares the words."""
+    problems: list[Problem] = []
+    combat = ruleset.combat
+    words = combat.damage_words if combat is not None else None
+    for c_index, catalog in enumerate(ruleset.catalogs):
+        if catalog.holds != "items":
+            continue
+        for e_index, entry in enumerate(catalog.entries):
+            item = entry.item
+            if item is None:
+                continue
+            where: Where = ("catalogs", c_index, "entries", e_index, "item")
+            for key, effects in (("worn", item.worn), ("carried", item.carried)):
+                extra = effects.model_extra if effects is not None else None
+                if extra:
+                    problems += _effect_defences(ruleset, combat, (*where, key), extra)
+            if words is None:
+                continue
+            typed: list[tuple[Where, str | None]] = []
+            if item.attack is not None:
+                typed += _attack_types((*where, "attack"), item.attack)
+            if item.use is not None:
+                typed.append(((*where, "use", "damageType"), item.use.damage_type))
+                typed += [((*where, "use", "plus", i, "type"), p.type)
+                          for i, p in enumerate(item.use.plus)]
+            problems += [Problem(pointer(*at), f'unknown damage type "{word}"')
+                         for at, word in typed if word is not None and word not in words]
+    return problems
+
+
+def _attack_types(where: Where, attack: Attack) -> list[tuple[Where, str | None]]:
+    damage_type = attack.damage.type if attack.damage is not None else None
+    found: list[tuple[Where, str | None]] = []
+    if isinstance(damage_type, str):  # a stat read is the item's, checked as a stat value
+        found.append(((*where, "damage", "type"), damage_type))
+    found += [((*where, "plus", i, "type"), p.type) for i, p in enumerate(attack.plus)]
+    return found
+
+
+def _effect_defences(ruleset: Ruleset, combat: Combat | None, where: Where,
+                     extra: dict[str, Any]) -> list[Problem]:
+    """ITM-ARM-4, ITM-DEF-10: ``resist``, ``vulnerable``, ``immune`` of a worn or carried
+    effect, in the creature form."""
+    problems: list[Problem] = []
+    defences: dict[str, Iterable[str | Except] | None] = {}
+    for key in ("resist", "vulnerable", "immune"):
+        if key not in extra:
+            continue
+        try:
+            defences[key] = _DEFENCES.validate_python(extra[key])
+        except ValidationError:
+            problems.append(Problem(pointer(*where, key),
+                                    "1 to 30 damage words or {\"type\", \"except\"} entries"))
+    return problems + _words(ruleset, combat, where, defences)
