@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -63,9 +64,9 @@ def test_every_needed_block_is_in_the_fixture_used_below() -> None:
     assert lacking == []
 
 
-def _keys(has: object) -> list[tuple[str, str | None]]:
+def _keys(has: Callable[[Action], object]) -> list[tuple[str, str | None]]:
     """The declared actions and events ``has(declared)`` holds for, in a stable order."""
-    return sorted((key for key, d in EVERYTHING.items() if has(d)), key=str)  # type: ignore[operator]
+    return sorted((key for key, d in EVERYTHING.items() if has(d)), key=str)
 
 
 def _required(declared: Action) -> list:
