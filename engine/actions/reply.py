@@ -24,7 +24,7 @@ from .declare import Action, table
 # tags costs linear time, not 100,000 state changes.
 MAX_TAGS_PER_REPLY = 500
 
-# The declared actions, in the order the GM is taught them (engine.text.instructions).
+# The declared actions, in the order the GM is taught them (engine.text.prompt.instructions).
 ACTIONS: dict[tuple[str, str | None], Action] = table(
     bags.add, bags.remove, money.pay, money.earn, gear.set_count, gear.give, gear.equip,
     gear.unequip, gear.bind, gear.unbind, loot.roll_tag, checks.skill_check, market.place,
