@@ -220,8 +220,8 @@ def start(game: Game, state: State, request: Start, ctx: TurnContext) -> tuple[S
     if encounter is None:  # CMB-TURN-2: the first engagement: every hero rolls too
         encounter = Encounter()
         heroes = _heroes(game, state, ctx, 0, list(range(len(state.characters))))
-    foes = _foes(game, state, ctx, encounter.model_copy(update={"combatants": tuple(heroes)}),
-                 template, request.foe, tier, count)
+    standing = encounter.model_copy(update={"combatants": (*encounter.combatants, *heroes)})
+    foes = _foes(game, state, ctx, standing, template, request.foe, tier, count)
     verb = "A fight begins" if not encounter.combatants else "More foes join"
     return _joined(state, encounter, [*heroes, *foes], notes, request.tag, verb)
 
