@@ -24,7 +24,7 @@ from ..rules.fight import (
     strike,
     template_for,
 )
-from ..rules.formula import foe_modifier, sheet_reader
+from ..rules.formula import evaluate, foe_modifier, sheet_reader
 from ..rules.game import Game
 from ..rules.sheet import SheetView, ability_modifier
 from ..rules.state import Combatant, Encounter, Stack, State
@@ -431,10 +431,31 @@ def damage_of(game: Game, view: SheetView, item: Item,
 
 
 def _round(encounter: Encounter, ctx: TurnContext) -> Encounter:
-    """DESIGN.md "Rounds": a reply with an answered attack is one round of the encounter."""
+    """DESIGN.md "Rounds": a reply with an answered attack is one round of the encounter; a
+    new round gives every combatant its whole budget again."""
     if encounter.turn == ctx.turn_key:
         return encounter
-    return encounter.model_copy(update={"round": encounter.round + 1, "turn": ctx.turn_key})
+    fresh = tuple(c.model_copy(update={"spent": ()}) if c.spent else c
+                  for c in encounter.combatants)
+    return encounter.model_copy(update={"round": encounter.round + 1, "turn": ctx.turn_key,
+                                        "combatants": fresh})
+
+
+def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
+             ctx: TurnContext) -> Refusal | None:
+    """CMB-TURN-9/12/16, OQ-CMB-7 c/d: a turn action allows ``per`` × ``attacks`` attacks a
+    round (none without ``attacks``); one past that is NO TIME and does not happen."""
+    found = next((a for a in _combat(game).turn_actions if a.id == budget), None)
+    if found is None:
+        return None  # a weapon's budget that is no turn action: not counted (Combat II)
+    reader = sheet_reader(view)
+    stream = ctx.for_tag(0).stream("attack", "budget")
+    per = evaluate(found.per, reader, stream).value
+    each = evaluate(found.attacks, reader, stream).value if found.attacks is not None else 0
+    if me.spent.count(budget) < max(per, 0) * max(each, 0):
+        return None
+    return Refusal(reasons.NO_TIME, f"NO TIME: {me.name} has no {found.name} attack left this "
+                   "round; nothing was done.")
 
 
 def _cannot_act(game: Game, state: State, who: int) -> Refusal | None:
@@ -471,7 +492,7 @@ def _teach_attack(game: Game) -> list[str]:
         reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED, reasons.NO_ENCOUNTER,
                  reasons.UNKNOWN_COMBATANT, reasons.TARGET_DOWN, reasons.UNKNOWN_WEAPON,
                  reasons.NOT_WORN, reasons.UNKNOWN_BUDGET, reasons.CANNOT_ACT,
-                 reasons.MISSING_ATTRIBUTE))
+                 reasons.NO_TIME, reasons.MISSING_ATTRIBUTE))
 def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= target= with= action= range=]``: one formula-combat attack of a hero
     on a foe (CMB-ATK-A1..A7)."""
@@ -494,13 +515,18 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
     budget = _budget(game, request.budget, armed[2] if armed is not None else None)
     if isinstance(budget, Refusal):
         return _refuse(state, request.tag, budget)
-    return _strike(game, state, request, ctx, target, armed, budget)
+    encounter = _round(encounter, ctx)
+    me = encounter.find(hero.name)
+    assert me is not None
+    late = _no_time(game, SheetView(game, hero, state), encounter.combatants[me], budget, ctx)
+    if late is not None:
+        return _refuse(state, request.tag, late)
+    return _strike(game, state, encounter, request, ctx, target, armed, budget)
 
 
-def _strike(game: Game, state: State, request: Strike, ctx: TurnContext, target: int,
-            armed: tuple[Stack, Item, Attack] | None, budget: str) -> tuple[State, Answer]:
-    encounter = state.encounter
-    assert encounter is not None
+def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx: TurnContext,
+            target: int, armed: tuple[Stack, Item, Attack] | None,
+            budget: str) -> tuple[State, Answer]:
     rule = _combat(game).attack
     res = game.ruleset.resolution
     assert rule is not None and res is not None
@@ -516,7 +542,14 @@ def _strike(game: Game, state: State, request: Strike, ctx: TurnContext, target:
     read = CheckRead(who=hero.name, kind="skill", ident=rule.check, label="Attack",
                      attrs={"dc": str(defence)}, view=view, ability=None,
                      ability_part=modifier, rank=0, own_bonus=0)
-    rolled = resolve_request(game, effective, read, ctx, f"attack/{hero.name.casefold()}")
+    # DESIGN.md "Dice": each strike by (round's reply, attacker, its strike number this
+    # round), never by the tag's place in the reply, so rewording cannot fish for rolls.
+    me = encounter.find(hero.name)
+    assert me is not None
+    striker = encounter.combatants[me]
+    keyed = ctx.for_tag(0)
+    strike_key = f"attack/{hero.name.casefold()}/{len(striker.spent)}"
+    rolled = resolve_request(game, effective, read, keyed, strike_key)
     assert rolled is not None  # a difficulty is always given
     total = int(rolled.value)
     # CMB-ATK-A4, OQ-CMB-2: hit iff total ≥ defence; a natural critical success hits as a
@@ -534,7 +567,6 @@ def _strike(game: Game, state: State, request: Strike, ctx: TurnContext, target:
         "weapon": armed[0].name if armed is not None else UNARMED, "budget": budget,
         "range": distance, "rolls": rolled.rolls, "modifier": modifier, "total": total,
         "defence": defence, "result": result, "damage": 0, "hp": foe.hp, "hpMax": foe.hp_max}
-    encounter = _round(encounter, ctx)
     record["round"] = encounter.round
     text = f"{hero.name} → {foe.name} ({record['weapon']}): {rolled.shown} · {result}"
     if result != "miss":
@@ -544,7 +576,7 @@ def _strike(game: Game, state: State, request: Strike, ctx: TurnContext, target:
             formula, flat = rule.damage, 0
         given = {ROLL_HIGH: max(rolled.rolls) if rolled.rolls else 0}
         struck = strike(formula, sheet_reader(view, given), result == "critical",
-                        foe.hp or 0, ctx.stream("attack", f"damage/{hero.name.casefold()}"),
+                        foe.hp or 0, keyed.stream(strike_key, "damage"),
                         flat)
         record.update({"damage": struck.damage, "hp": struck.hp,
                        "damageRolls": [list(r.faces) for r in struck.rolls.rolls]})
@@ -557,6 +589,7 @@ def _strike(game: Game, state: State, request: Strike, ctx: TurnContext, target:
     text += f" · {foe.name} {foe.hp}/{foe.hp_max}."
     combatants = list(encounter.combatants)
     combatants[target] = foe
+    combatants[me] = striker.model_copy(update={"spent": (*striker.spent, budget)})
     encounter = encounter.model_copy(update={"combatants": tuple(combatants)})
     events: list[str] = []
     if not foe.hp:

@@ -162,6 +162,7 @@ class Combatant(StateModel):
     role: str | None = None
     tier: int | None = None
     conditions: tuple[str, ...] = ()
+    spent: tuple[str, ...] = ()  # the budget each of its attacks this round spent (CMB-TURN-9)
 
 
 class Encounter(StateModel):

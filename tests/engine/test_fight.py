@@ -367,3 +367,29 @@ def test_narrative_and_symbol_pool_fights_are_not_answered_yet(fixture) -> None:
         after, answers = answer(game, state, text)
         assert answers[0].reason == reasons.UNSUPPORTED and "Combat II/III" in answers[0].text
         assert after is state
+
+
+# --- the budget and the dice of each strike --------------------------------------------------
+
+def test_cmb_turn_12_an_attack_past_the_budget_is_no_time_and_changes_nothing() -> None:
+    """skirmish's Action allows 1 × 1 attack a round; its Bonus action none (OQ-CMB-7 c)."""
+    state = fighting()
+    once, answers = answer(GAME, state, '[attack: target="Goblin 1"]', (1, 0))
+    assert answers[0].ok
+    twice, answers = answer(GAME, once, '[attack: target="Goblin 2"]', (1, 0))  # same reply
+    assert answers[0].reason == reasons.NO_TIME and answers[0].text.startswith("NO TIME")
+    assert twice is once
+    _, answers = answer(GAME, state, '[attack: target="Goblin 1" action="bonus"]', (1, 0))
+    assert answers[0].reason == reasons.NO_TIME
+    _, answers = answer(GAME, once, '[attack: target="Goblin 2"]', (1, 1))  # the next round
+    assert answers[0].ok and answers[0].record["round"] == 2
+
+
+def test_dice_follow_the_attacker_not_the_tags_place_in_the_reply() -> None:
+    """DESIGN.md "Dice": a swipe that reorders the reply's attacks rolls each the same."""
+    state = fighting()
+    brannoc = '[attack: target="Goblin 1"]'
+    ada = '[attack: who="Ada" target="Goblin 2"]'
+    _, first = answer(GAME, state, f"{brannoc} {ada}", (1, 0))
+    _, swapped = answer(GAME, state, f"Ada first. {ada} Then Brannoc. {brannoc}", (1, 0))
+    assert first[0].record == swapped[1].record and first[1].record == swapped[0].record
