@@ -130,20 +130,23 @@ def _initiative(game: Game, state: State, ctx: TurnContext, name: str,
     return (int(rolled.value), list(rolled.rolls)) if rolled is not None else (0, [])
 
 
+Rolls = dict[str, list[int]]  # each joining combatant's initiative dice, for the record
+
+
 def _heroes(game: Game, state: State, ctx: TurnContext, joined: int,
-            indexes: list[int]) -> list[Combatant]:
+            indexes: list[int], rolls: Rolls) -> list[Combatant]:
     """Heroes joining with their initiative; their hit points stay on their sheets."""
     found = []
     for offset, index in enumerate(indexes):
         name = state.characters[index].name
-        rolled, _ = _initiative(game, state, ctx, name, index, 0)
+        rolled, rolls[name] = _initiative(game, state, ctx, name, index, 0)
         found.append(Combatant(name=name, side="party", initiative=rolled,
                                joined=joined + offset))
     return found
 
 
 def _foes(game: Game, state: State, ctx: TurnContext, encounter: Encounter | None,
-          template: Template, foe: str, tier: int, count: int) -> list[Combatant]:
+          template: Template, foe: str, tier: int, count: int, rolls: Rolls) -> list[Combatant]:
     """``count`` foes of ``template`` at ``tier``, named and numbered (DESIGN.md), each with
     its numbers and initiative fixed now (CMB-TPL-8)."""
     joined = next_joined(encounter)
@@ -151,19 +154,19 @@ def _foes(game: Game, state: State, ctx: TurnContext, encounter: Encounter | Non
     for offset, name in enumerate(foe_names(encounter, foe, count)):
         numbers: Stream = ctx.stream("combat", f"foe/{name.casefold()}")
         modifier = foe_modifier(game.ruleset, template, tier, numbers)
-        rolled, _ = _initiative(game, state, ctx, name, None, modifier)
+        rolled, rolls[name] = _initiative(game, state, ctx, name, None, modifier)
         found.append(make_foe(game, template, tier, name, joined + offset,
                               rolled, numbers))
     return found
 
 
-def _joined(state: State, encounter: Encounter, new: list[Combatant], notes: list[str],
-            tag: Any, verb: str) -> tuple[State, Answer]:
+def _joined(state: State, encounter: Encounter, new: list[Combatant], rolls: Rolls,
+            notes: list[str], tag: Any, verb: str) -> tuple[State, Answer]:
     """The encounter with ``new`` in their places in the order, and the answer saying so."""
     combatants = in_order((*encounter.combatants, *new))
     encounter = encounter.model_copy(update={"combatants": combatants})
-    order = [{"name": c.name, "side": c.side, "initiative": c.initiative}
-             for c in combatants]
+    order = [{"name": c.name, "side": c.side, "initiative": c.initiative,
+              "rolls": rolls.get(c.name, [])} for c in combatants]
     foes = [{"name": c.name, "hp": c.hp, "hpMax": c.hp_max, "defence": c.defence,
              "attack": c.attack, "damage": c.damage, "role": c.role, "tier": c.tier}
             for c in new if c.side == "foes"]
@@ -190,7 +193,8 @@ def _no_templates(game: Game) -> Refusal | None:
 
 
 JOIN_RECORD = {"round": "the encounter's round (0 before the first attack)",
-               "order": "every combatant in initiative order: name, side, initiative",
+               "order": "every combatant in initiative order: name, side, initiative, and "
+                        "rolls (the initiative dice of those who joined now)",
                "foes": "each new foe's numbers: name, hp, hpMax, defence, attack, damage, "
                        "role, tier"}
 
@@ -217,13 +221,14 @@ def start(game: Game, state: State, request: Start, ctx: TurnContext) -> tuple[S
     count = _number(request.count, "count", 1, MAX_FOES, notes)
     encounter = state.encounter
     heroes: list[Combatant] = []
+    rolls: Rolls = {}
     if encounter is None:  # CMB-TURN-2: the first engagement: every hero rolls too
         encounter = Encounter()
-        heroes = _heroes(game, state, ctx, 0, list(range(len(state.characters))))
+        heroes = _heroes(game, state, ctx, 0, list(range(len(state.characters))), rolls)
     standing = encounter.model_copy(update={"combatants": (*encounter.combatants, *heroes)})
-    foes = _foes(game, state, ctx, standing, template, request.foe, tier, count)
+    foes = _foes(game, state, ctx, standing, template, request.foe, tier, count, rolls)
     verb = "A fight begins" if not encounter.combatants else "More foes join"
-    return _joined(state, encounter, [*heroes, *foes], notes, request.tag, verb)
+    return _joined(state, encounter, [*heroes, *foes], rolls, notes, request.tag, verb)
 
 
 @action("combat", "join", Join, reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED,
@@ -236,22 +241,23 @@ def join(game: Game, state: State, request: Join, ctx: TurnContext) -> tuple[Sta
     encounter = state.encounter
     assert encounter is not None
     notes: list[str] = []
+    rolls: Rolls = {}
     hero = state.character_index(request.foe)
     if hero is not None:
         if encounter.find(request.foe) is not None:
             return state, refused(request.tag, reasons.UNKNOWN_COMBATANT,
                                   f"{state.characters[hero].name} is already in the fight; "
                                   "nothing was done.")
-        new = _heroes(game, state, ctx, next_joined(encounter), [hero])
-        return _joined(state, encounter, new, notes, request.tag, "Joins the fight")
+        new = _heroes(game, state, ctx, next_joined(encounter), [hero], rolls)
+        return _joined(state, encounter, new, rolls, notes, request.tag, "Joins the fight")
     refusal = _no_templates(game)
     if refusal is not None:
         return _refuse(state, request.tag, refusal)
     template = _template(game, request.role, notes)
     tier = _number(request.tier, "tier", *TIERS, notes)
     count = _number(request.count, "count", 1, MAX_FOES, notes)
-    new = _foes(game, state, ctx, encounter, template, request.foe, tier, count)
-    return _joined(state, encounter, new, notes, request.tag, "Joins the fight")
+    new = _foes(game, state, ctx, encounter, template, request.foe, tier, count, rolls)
+    return _joined(state, encounter, new, rolls, notes, request.tag, "Joins the fight")
 
 
 def _no_encounter(state: State) -> Refusal | None:

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..dice import Stream
-from ..ruleset import Formula, Template
+from ..ruleset import Formula, Template, combat_kind
 from ..ruleset.formula import double_dice
 from .formula import Evaluation, Resolve, evaluate, foe_modifier, foe_reader
 from .game import Game
@@ -34,6 +34,19 @@ def template_for(game: Game, role: str) -> tuple[Template, bool]:
         if template.role.casefold() == wanted:
             return template, False
     return combat.templates[0], True
+
+
+def combat_only(game: Game) -> frozenset[str]:
+    """CMB-ATK-2, DESIGN.md "Formula combat": the skills only a fight rolls — the attack
+    check and the initiative check — by id and by label, in lower case."""
+    combat = game.ruleset.combat
+    if combat is None or combat_kind(game.ruleset) != "formula":
+        return frozenset()
+    ids = {combat.attack.check} if combat.attack is not None else set()
+    if combat.turn is not None and combat.turn.initiative is not None:
+        ids.add(combat.turn.initiative.check)
+    labels = {s.label for s in game.ruleset.sheet.skills if s.id in ids}
+    return frozenset(n.casefold() for n in ids | labels)
 
 
 def foe_names(encounter: Encounter | None, foe: str, count: int) -> list[str]:

@@ -110,6 +110,8 @@ UNKNOWN_BUDGET = _code("unknown-budget",
     'DESIGN.md "Combat": action= names no turn action (CMB-TURN-16, ITM-WPN-5)')
 CANNOT_ACT = _code("cannot-act",
     "CMB-TYPE-2: the attacker is under a condition with noActions")
+COMBAT_ONLY = _code("combat-only",
+    "CMB-ATK-2: a [skill_check:] naming the attack or initiative check, which only a fight rolls")
 NO_TIME = _code("no-time",
     "CMB-TURN-12: an attack past the action budget of the round is stamped NO TIME")
 UNKNOWN_OUTCOME = _code("unknown-outcome",

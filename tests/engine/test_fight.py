@@ -171,6 +171,8 @@ def test_the_start_record_lists_the_order_by_initiative() -> None:
     assert [r["name"] for r in order] == names(state)
     assert [r["initiative"] for r in order] == sorted((r["initiative"] for r in order),
                                                       reverse=True)
+    modifiers = {"Brannoc": 1, "Ada": 2, "Goblin 1": 1, "Goblin 2": 1}  # dex 12, 14; tier 1
+    assert all(r["initiative"] == r["rolls"][0] + modifiers[r["name"]] for r in order)
 
 
 # --- attacks ---------------------------------------------------------------------------------
@@ -393,3 +395,11 @@ def test_dice_follow_the_attacker_not_the_tags_place_in_the_reply() -> None:
     _, first = answer(GAME, state, f"{brannoc} {ada}", (1, 0))
     _, swapped = answer(GAME, state, f"Ada first. {ada} Then Brannoc. {brannoc}", (1, 0))
     assert first[0].record == swapped[1].record and first[1].record == swapped[0].record
+
+
+@pytest.mark.parametrize("skill", ["attack", "Initiative"])
+def test_cmb_atk_2_the_attack_and_initiative_checks_are_combat_only(skill) -> None:
+    after, answers = answer(GAME, START, f'[skill_check: skill="{skill}" dc="10"]')
+    assert answers[0].reason == reasons.COMBAT_ONLY and after is START
+    _, other = answer(GAME, START, '[skill_check: skill="athletics" dc="10"]')
+    assert other[0].ok
