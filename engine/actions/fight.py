@@ -55,6 +55,17 @@ def _fighting(game: Game) -> Refusal | None:
     return None
 
 
+def _in_fight(game: Game, state: State) -> Encounter | Refusal:
+    """The fight on now, or why there is none to act in."""
+    refusal = _fighting(game)
+    if refusal is not None:
+        return refusal
+    if state.encounter is None:
+        return Refusal(reasons.NO_ENCOUNTER, 'No fight is on: begin one with [combat: '
+                       'op="start" foe="<name>"]; nothing was done.')
+    return state.encounter
+
+
 def _combat(game: Game) -> Combat:
     combat = game.ruleset.combat
     assert combat is not None
@@ -235,11 +246,9 @@ def start(game: Game, state: State, request: Start, ctx: TurnContext) -> tuple[S
                                          reasons.NO_ENCOUNTER), record=JOIN_RECORD)
 def join(game: Game, state: State, request: Join, ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="join" foe= role= tier= count=]`` (CMB-TURN-5, CMB-TURN-A1)."""
-    refusal = _fighting(game) or _no_encounter(state)
-    if refusal is not None:
-        return _refuse(state, request.tag, refusal)
-    encounter = state.encounter
-    assert encounter is not None
+    encounter = _in_fight(game, state)
+    if isinstance(encounter, Refusal):
+        return _refuse(state, request.tag, encounter)
     notes: list[str] = []
     rolls: Rolls = {}
     hero = state.character_index(request.foe)
@@ -260,13 +269,6 @@ def join(game: Game, state: State, request: Join, ctx: TurnContext) -> tuple[Sta
     return _joined(state, encounter, new, rolls, notes, request.tag, "Joins the fight")
 
 
-def _no_encounter(state: State) -> Refusal | None:
-    if state.encounter is not None:
-        return None
-    return Refusal(reasons.NO_ENCOUNTER, 'No fight is on: begin one with [combat: op="start" '
-                   'foe="<name>"]; nothing was done.')
-
-
 @request
 class End(Request):
     """The fight ends, as the story says (DESIGN.md: victory, defeat, fled or truce)."""
@@ -280,11 +282,9 @@ class End(Request):
         record={"outcome": "victory, defeat, fled or truce", "rounds": "the rounds fought"})
 def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="end" outcome=]``: the encounter is over (state.encounter is None)."""
-    refusal = _fighting(game) or _no_encounter(state)
-    if refusal is not None:
-        return _refuse(state, request.tag, refusal)
-    encounter = state.encounter
-    assert encounter is not None
+    encounter = _in_fight(game, state)
+    if isinstance(encounter, Refusal):
+        return _refuse(state, request.tag, encounter)
     outcome = request.outcome.casefold()
     if outcome not in OUTCOMES:
         return state, refused(request.tag, reasons.UNKNOWN_OUTCOME,
@@ -502,11 +502,9 @@ def _teach_attack(game: Game) -> list[str]:
 def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= target= with= action= range=]``: one formula-combat attack of a hero
     on a foe (CMB-ATK-A1..A7)."""
-    refusal = _fighting(game) or _no_encounter(state)
-    if refusal is not None:
-        return _refuse(state, request.tag, refusal)
-    encounter = state.encounter
-    assert encounter is not None
+    encounter = _in_fight(game, state)
+    if isinstance(encounter, Refusal):
+        return _refuse(state, request.tag, encounter)
     hero = state.characters[request.who]
     if encounter.find(hero.name) is None:
         return state, refused(request.tag, reasons.UNKNOWN_COMBATANT,
