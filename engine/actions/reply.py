@@ -16,7 +16,7 @@ from ..rules.context import TurnContext
 from ..rules.fakes import settle_fakes
 from ..rules.game import Game
 from ..rules.state import State
-from . import bags, checks, fakes, gear, loot, market, money, rest, use
+from . import bags, checks, fakes, fight, gear, loot, market, money, rest, use
 from .answers import Answer, refused
 from .declare import Action, table
 
@@ -29,10 +29,11 @@ ACTIONS: dict[tuple[str, str | None], Action] = table(
     bags.add, bags.remove, money.pay, money.earn, gear.set_count, gear.give, gear.equip,
     gear.unequip, gear.bind, gear.unbind, loot.roll_tag, checks.skill_check, market.place,
     market.buy, market.sell, use.use_tag, rest.rest_tag, fakes.reveal, fakes.inspect,
+    fight.start, fight.join, fight.end, fight.attack,
 )
 
 # The attribute that names the action of a tag kind that has several.
-ACTION_ATTRIBUTE = {"inventory": "action", "sheet": "op"}
+ACTION_ATTRIBUTE = {"inventory": "action", "sheet": "op", "combat": "op"}
 
 # The actions each tag kind has; an action that exists but is not answered would be refused
 # "unsupported" rather than "unknown-action", so the GM is not told a real command is wrong.
@@ -44,7 +45,7 @@ KNOWN_ACTIONS: dict[str, frozenset[str]] = {
 # Attributes only the engine writes (results): ignored when a model writes them in a request.
 ENGINE_ONLY = frozenset({
     "ok", "reason", "text", "outcome", "rolls", "total", "success", "price", "dc_met",
-    "net", "successes", "critical", "record", "result", "roll",
+    "net", "successes", "critical", "record", "result", "roll", "hit", "damage", "hp",
 })
 
 # The attributes each (kind, action) reads (its request's, and the attribute naming the
@@ -90,6 +91,8 @@ def _notes(tag: Tag, key: tuple[str, str | None]) -> tuple[str, ...]:
     reads = READS.get(key)
     notes = []
     for name, _ in tag.attrs:
+        if reads is not None and name in reads:
+            continue  # an attribute the action reads is the GM's to write (outcome= of an end)
         if name in ENGINE_ONLY:
             notes.append(f'ignored "{name}": the engine works that out itself')
         elif reads is not None and name not in reads:

@@ -94,3 +94,25 @@ NOT_LOOSE = _code("not-loose",
     "engine, ITM-STACK-1..3: merge of an equipped/bound/charged/on stack")
 STACK_FULL = _code("stack-full", "engine, ITM-STACK-1: merge into a stack already at its limit")
 NO_TOGGLE = _code("no-toggle", "engine, ITM-TOG-1/3: toggle of an item that has no switch")
+
+# Combat (DESIGN.md "Combat", spec/combat.md Part A)
+NO_COMBAT = _code("no-combat",
+    'DESIGN.md "Which combat": the ruleset turns fights off ("kind": "none") or gives no '
+    "enemy templates for a foe to join from (CMB-TPL-1)")
+NO_ENCOUNTER = _code("no-encounter",
+    'DESIGN.md "Combat": an attack, join or end while no fight is on')
+UNKNOWN_COMBATANT = _code("unknown-combatant",
+    'DESIGN.md "Combat": target= (or who=) names nobody in the fight, or a hero joins twice')
+TARGET_DOWN = _code("target-down", 'DESIGN.md "Combat": the target is already at 0 hit points')
+UNKNOWN_WEAPON = _code("unknown-weapon",
+    'DESIGN.md "Combat": with= names no weapon the attacker has (ITM-WPN-1)')
+UNKNOWN_BUDGET = _code("unknown-budget",
+    'DESIGN.md "Combat": action= names no turn action (CMB-TURN-16, ITM-WPN-5)')
+CANNOT_ACT = _code("cannot-act",
+    "CMB-TYPE-2: the attacker is under a condition with noActions")
+COMBAT_ONLY = _code("combat-only",
+    "CMB-ATK-2: a [skill_check:] naming the attack or initiative check, which only a fight rolls")
+NO_TIME = _code("no-time",
+    "CMB-TURN-12: an attack past the action budget of the round is stamped NO TIME")
+UNKNOWN_OUTCOME = _code("unknown-outcome",
+    'engine: op="end" outcome= is not victory, defeat, fled or truce')

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from ..ruleset import Item
 from .memo import IdentityMemo, reuse_ends
@@ -146,6 +146,44 @@ class InventedItem(StateModel):
     changes: tuple[str, ...] = ()  # ITM-PROP-19: what was inferred and changed, for the player
 
 
+class Combatant(StateModel):
+    """One combatant of an encounter (DESIGN.md "Combat", State). A foe's numbers are fixed
+    when it joins (CMB-TPL-8); a hero's hit points stay in its own health pool or track."""
+
+    name: str
+    side: Literal["party", "foes"]
+    initiative: int
+    joined: int = Field(ge=0)  # join order: CMB-TURN-A1, OQ-CMB-7 a breaks other ties
+    hp: int | None = Field(default=None, ge=0)
+    hp_max: int | None = Field(default=None, ge=0)
+    defence: int | None = None
+    attack: int | None = None
+    damage: str | None = None  # the template's damage formula as written
+    role: str | None = None
+    tier: int | None = None
+    conditions: tuple[str, ...] = ()
+    spent: tuple[str, ...] = ()  # the budget each of its attacks this round spent (CMB-TURN-9)
+
+
+class Encounter(StateModel):
+    """The fight on now (DESIGN.md "Combat"): its round, and its combatants in initiative
+    order. ``turn`` is the turn key of the reply that was the latest round, so a reply's
+    attacks count one round however many there are."""
+
+    round: int = Field(default=0, ge=0)
+    kind: Literal["formula"] = "formula"
+    combatants: tuple[Combatant, ...] = ()
+    turn: tuple[int, ...] = ()
+
+    def find(self, name: str | None) -> int | None:
+        """The combatant a name names (any case), or None."""
+        wanted = (name or "").strip().casefold()
+        for index, combatant in enumerate(self.combatants):
+            if combatant.name.casefold() == wanted:
+                return index
+        return None
+
+
 class State(StateModel):
     """Everything a game has built up: the party, where it is, and the journal."""
 
@@ -158,6 +196,15 @@ class State(StateModel):
     place: Place | None = None
     journal: tuple[JournalEntry, ...] = ()
     invented: tuple[InventedItem, ...] = ()  # ITM-PROP-20/21, by name
+    encounter: Encounter | None = None  # the fight on now; None out of a fight
+
+    @model_serializer(mode="wrap")
+    def _without_no_encounter(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Out of a fight the state serialises as it did before fights existed."""
+        dumped: dict[str, Any] = handler(self)
+        if dumped.get("encounter", 0) is None:
+            del dumped["encounter"]
+        return dumped
 
     def character_index(self, name: str | None) -> int | None:
         """The character a ``who=`` names (any case), or the player's without a name."""

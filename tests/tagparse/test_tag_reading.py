@@ -316,7 +316,8 @@ def test_tags_kind_is_lower_cased() -> None:
 
 def test_tags_kinds_come_from_the_grammar() -> None:
     """TAG_KINDS is the grammar's KIND list."""
-    assert frozenset({"inventory", "skill_check", "place", "loot", "sheet"}) == TAG_KINDS
+    assert frozenset({"inventory", "skill_check", "place", "loot", "sheet", "combat",
+                      "attack"}) == TAG_KINDS
 
 
 MALFORMED: list[tuple[str, str, str]] = [

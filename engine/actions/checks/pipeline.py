@@ -12,6 +12,7 @@ from ...rules import reasons
 from ...rules.checks.modifiers import collect
 from ...rules.checks.read import CheckKind, CheckRead, Rolled, ladder_step, whole
 from ...rules.context import TurnContext
+from ...rules.fight import combat_only
 from ...rules.game import Game
 from ...rules.sheet import SheetView, ability_modifier
 from ...rules.state import Character, State
@@ -528,13 +529,19 @@ def _teach_check(game: Game) -> list[str]:
         needs=Needs(lambda game: game.ruleset.resolution is not None, reasons.NO_RESOLUTION,
                     "This ruleset declares no resolution, so it has no checks."),
         reasons=(reasons.UNKNOWN_SKILL, reasons.UNKNOWN_SAVE, reasons.UNKNOWN_ABILITY,
-                 reasons.MISSING_ATTRIBUTE, reasons.MISSING_DIFFICULTY, reasons.MALFORMED))
+                 reasons.MISSING_ATTRIBUTE, reasons.MISSING_DIFFICULTY, reasons.MALFORMED,
+                 reasons.COMBAT_ONLY))
 def skill_check(game: Game, state: State, request: SkillCheck,
                 ctx: TurnContext) -> tuple[State, Answer]:
     """Answer ``[skill_check: ...]`` with the ruleset's own dice (CHK-GEN-A1..A8)."""
     tag = request.tag
     attrs = request.attrs()
     notes = _as_meant(attrs)
+    skill = (attrs.get("skill") or "").strip()
+    if skill.casefold() in combat_only(game):  # CMB-ATK-2: only a fight rolls it
+        return state, refused(tag, reasons.COMBAT_ONLY,
+                              f'"{skill[:40]}" is rolled only in a fight (by [attack:] or '
+                              "initiative), never as a check; nothing was rolled.", notes=notes)
     # The results a GM wrote are no attributes of the request (the engine ignores them), but
     # the answer names the first one (issue 28).
     new_state, checked = roll_check(game, state, request.who, attrs, ctx,
