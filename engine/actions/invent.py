@@ -5,8 +5,8 @@ worn="+1 Sway"]`` builds a new ruleset item from the description, keeps only wha
 block has (unknown parts dropped, numbers clamped to their range and then to ``rarityCaps``,
 worn and carried bonuses to the rarity's ``bonus``), tells the GM every change (never a stat
 it may not see, ITM-BLOCK-11), and stores the item in ``State.invented`` so its name is that
-item for the rest of the game (ITM-PROP-20). :func:`new_session` forgets the invented items
-nobody owns any more (ITM-PROP-21).
+item for the rest of the game (ITM-PROP-20). :func:`engine.rules.session.new_session` forgets
+the invented items nobody owns any more (ITM-PROP-21).
 
 Decisions on the open questions (items.md §5.10): OQ-14 is overridden by the issue —
 ``propose: false`` refuses the add (``no-proposals``); OQ-15 ``like=`` copies the wearing and
@@ -65,11 +65,6 @@ ATTACK_WORDS = frozenset({"attack", "attacks", "attack roll", "attack rolls", "t
                           "hits", "attacking"})
 DEFENCE_WORDS = frozenset({"defence", "defense"})
 FILLER = ("bonus", "rolls", "roll", "checks", "check", "throws", "throw", "saves", "save")
-
-
-def is_proposal(tag: Tag) -> bool:
-    """OQ-16: an add with any description attribute is a proposal; name and count are not."""
-    return any(name in DESCRIPTION for name, _ in tag.attrs)
 
 
 @dataclass

@@ -76,12 +76,6 @@ class Earn(Request):
                            shown="the party")
 
 
-def parse_amount(game: Game, state: State, text: str | None) -> Amount | tuple[str, str]:
-    """``amount="3 shillings"`` → an :class:`Amount`, or (reason code, sentence)."""
-    found = _amount(text, game, state)
-    return (found.reason, found.text) if isinstance(found, Refusal) else found
-
-
 def _teach_money(game: Game) -> list[str]:
     if not game.coins:  # ITM-MONEY-10: only the commands this ruleset answers
         return []

@@ -14,7 +14,6 @@ from .items import effect_part
 from .state import Character, InventedItem, Stack, State
 from .trusted import trusted
 
-MAX_COUNT = 1_000_000  # the most one tag may add or remove at once
 MAX_LISTED = 20  # issue 28: the most things one tag's item= list may name
 NEW_STACK = dict(Stack(name="-", count=1).__dict__)  # a new stack's fields: the defaults
 

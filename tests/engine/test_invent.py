@@ -8,11 +8,13 @@ import json
 from typing import Any
 
 import pytest
-from helpers import answer, fixture_json
+from helpers import answer, fixture_json, harrow, harrow_party
 
 import tagparse
 from engine import Game, State, load_ruleset, start_state
-from engine.actions.invent import instructions, is_proposal, similar_weapon
+from engine.actions.bags import Add
+from engine.actions.declare import read_request
+from engine.actions.invent import instructions, similar_weapon
 from engine.rules.session import new_session
 from engine.rules.sheet import SheetView, effective_abilities
 from engine.rules.state import Character
@@ -55,7 +57,9 @@ def dumped(part: Any) -> dict[str, Any]:
     ('[inventory: action="add" item="Rope" worn="none"]', True),
 ])
 def test_oq_16_a_description_attribute_makes_a_proposal(text: str, expected: bool) -> None:
-    assert is_proposal(tagparse.scan(text).tags[0]) is expected
+    game = harrow()
+    request = read_request(Add, tagparse.scan(text).tags[0], game, harrow_party(game))
+    assert isinstance(request, Add) and bool(request.description()) is expected
 
 
 def test_itm_prop_1_an_add_with_a_description_invents_a_ruleset_item() -> None:

@@ -33,8 +33,9 @@ from hypothesis.stateful import (
 
 import tagparse
 from engine import Answer, Game, State, TurnContext, apply_reply, load_ruleset, start_state
+from engine.actions.declare import Refusal
 from engine.actions.events import apply_event
-from engine.actions.money import parse_amount
+from engine.actions.money import AMOUNT
 from engine.actions.reply import MAX_TAGS_PER_REPLY, answer_tag
 from engine.rules.bags import find_thing, item_of, stack_limit
 from engine.rules.game import DEFAULT_STACK, MAX_STACKS_PER_BAG
@@ -143,8 +144,8 @@ def said_coin_change(game: Game, before: State, answer: Answer) -> dict[str, int
         _coin_sum(game, record["paid"], -1, change)
         _coin_sum(game, record["change"], 1, change)
         if action == "pay":  # ITM-PAY-4: what leaves the purse is exactly the amount
-            amount = parse_amount(game, before, record["amount"])
-            assert not isinstance(amount, tuple), record
+            amount = AMOUNT.read(record["amount"], game, before)
+            assert not isinstance(amount, Refusal), record
             assert -change.get(amount.coin.family.id, 0) == amount.value, record
     elif action == "sell":
         _coin_sum(game, record["coins"], 1, change)
