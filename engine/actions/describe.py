@@ -90,7 +90,7 @@ def stat_value(game: Game, item: Item, stat_id: str) -> Any:
     return declared.default if declared is not None else None
 
 
-def _read(game: Game, item: Item, value: Any) -> Any:
+def read_stat(game: Game, item: Item, value: Any) -> Any:
     """ITM-WPN-21: a value written out, or one of the item's own stats (OQ-3)."""
     return stat_value(game, item, value.stat) if isinstance(value, StatRead) else value
 
@@ -118,7 +118,7 @@ def _distance(game: Game, *numbers: Any) -> str:
 
 def _abilities(game: Game, item: Item, value: Any) -> str:
     """ITM-WPN-6/22: ability ids (or an enum stat of them) by their labels; the best counts."""
-    read = _read(game, item, value)
+    read = read_stat(game, item, value)
     ids = [read] if isinstance(read, str) else list(read or ())
     labels = {row.id: row.label for row in game.ruleset.sheet.abilities}
     return " or ".join(labels.get(str(i), str(i)) for i in ids)
@@ -154,11 +154,11 @@ def weapon_text(game: Game, item: Item) -> tuple[str, str, list[str]] | None:
     hit = attack.to_hit
     if hit is not None:
         words = _abilities(game, item, hit.abilities) if hit.abilities is not None else ""
-        skill = _read(game, item, hit.skill)
+        skill = read_stat(game, item, hit.skill)
         if skill:
             labels = {row.id: row.label for row in game.ruleset.sheet.skills}
             words = " + ".join(w for w in (words, labels.get(str(skill), str(skill))) if w)
-        bonus = _read(game, item, hit.bonus)
+        bonus = read_stat(game, item, hit.bonus)
         if isinstance(bonus, int | float) and not isinstance(bonus, bool) and bonus:
             sign = "+" if bonus > 0 else "-"
             words = f"{words} {sign}{_number(abs(bonus))}".strip()
@@ -168,13 +168,13 @@ def weapon_text(game: Game, item: Item) -> tuple[str, str, list[str]] | None:
             core.append(f"{words} to hit")
     damage = attack.damage
     if damage is not None:
-        dealt = [str(d) for d in (_read(game, item, damage.dice),) if d not in (None, "")]
+        dealt = [str(d) for d in (read_stat(game, item, damage.dice),) if d not in (None, "")]
         if damage.abilities is not None:
             dealt.append(_abilities(game, item, damage.abilities))
-        bonus = _read(game, item, damage.bonus)
+        bonus = read_stat(game, item, damage.bonus)
         if isinstance(bonus, int | float) and not isinstance(bonus, bool) and bonus:
             dealt.append(_number(bonus))
-        kind = _read(game, item, damage.type)
+        kind = read_stat(game, item, damage.type)
         text = " + ".join(d for d in dealt if d)
         if kind:
             text = f"{text} {kind}".strip()
@@ -187,10 +187,10 @@ def weapon_text(game: Game, item: Item) -> tuple[str, str, list[str]] | None:
         ends = (attack.range.normal,) if attack.range.long is None else (
             attack.range.normal, attack.range.long)
         extras.append(f"range {_distance(game, *ends)}")
-    versatile = _read(game, item, attack.versatile)
+    versatile = read_stat(game, item, attack.versatile)
     if versatile:  # ITM-WPN-19
         extras.append(f"{versatile} with a hand free")
-    target = _read(game, item, hit.target if hit is not None else None)
+    target = read_stat(game, item, hit.target if hit is not None else None)
     if isinstance(target, int | float) and not isinstance(target, bool):  # ITM-WPN-11
         extras.append(f"at {_number(target)}")
     return _budget(game, attack.budget), ", ".join(core), extras
@@ -228,7 +228,7 @@ def use_text(game: Game, item: Item) -> str | None:
                      f"{pools.get(action.restore.pool, action.restore.pool)}")
     if action.save is not None:
         saves = {row.id: row.label for row in game.ruleset.sheet.saves}
-        difficulty = action.save.difficulty or _read(game, item, action.save_difficulty)
+        difficulty = action.save.difficulty or read_stat(game, item, action.save_difficulty)
         shown = f" {_number(difficulty)}" if isinstance(difficulty, int | float) else ""
         outcome = action.save.on_success
         tail = " negates it" if outcome == "negates" else (f" for {outcome}" if outcome else "")

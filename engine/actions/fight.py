@@ -28,14 +28,14 @@ from ..rules.formula import evaluate, foe_modifier, sheet_reader
 from ..rules.game import Game
 from ..rules.sheet import SheetView, ability_modifier
 from ..rules.state import Combatant, Encounter, Stack, State
-from ..ruleset import Formula, Item, StatRead, Template, combat_kind, parse_formula
+from ..ruleset import Formula, Item, Template, combat_kind, parse_formula
 from ..ruleset.combat import Abilities, Attack
 from ..ruleset.fight import ROLL_HIGH, Combat
 from .answers import Answer, accepted, refused
 from .attrs import RAW, TEXT, WHO
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
 from .declare import Refusal, Request, action, attr, request
-from .describe import stat_value
+from .describe import read_stat
 
 OUTCOMES = ("victory", "defeat", "fled", "truce")
 RANGES = ("near", "far")
@@ -382,11 +382,6 @@ def _budget(game: Game, named: str, attack: Attack | None) -> str | Refusal:
                 actions[0].id if actions else "action")
 
 
-def _read(game: Game, item: Item, value: Any) -> Any:
-    """ITM-WPN-21: a value written out, or one of the item's own stats."""
-    return stat_value(game, item, value.stat) if isinstance(value, StatRead) else value
-
-
 def _whole(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0
@@ -395,7 +390,7 @@ def _whole(value: Any) -> int:
 
 def _best(game: Game, view: SheetView, item: Item, abilities: Abilities | None) -> int:
     """ITM-WPN-6/12: the best modifier of the abilities named (a finesse weapon names two)."""
-    named = _read(game, item, abilities)
+    named = read_stat(game, item, abilities)
     listed = [named] if isinstance(named, str) else named if isinstance(named, list) else []
     known = {a.id for a in game.ruleset.sheet.abilities}
     mods = [int(ability_modifier(game, view.ability_score(a))) for a in listed if a in known]
@@ -409,7 +404,7 @@ def to_hit(game: Game, view: SheetView, item: Item, attack: Attack) -> int:
     hit = attack.to_hit
     if hit is None:
         return 0
-    total = _best(game, view, item, hit.abilities) + _whole(_read(game, item, hit.bonus))
+    total = _best(game, view, item, hit.abilities) + _whole(read_stat(game, item, hit.bonus))
     res = game.ruleset.resolution
     if hit.proficiency is not None and view.value(hit.proficiency) > 0 and res is not None \
             and res.proficiency is not None:
@@ -426,12 +421,12 @@ def damage_of(game: Game, view: SheetView, item: Item,
     damage = attack.damage
     if damage is None:
         return None, 0, None
-    dice = _read(game, item, damage.dice)
+    dice = read_stat(game, item, damage.dice)
     formula = parse_formula(str(dice)) if isinstance(dice, str) and dice else None
-    flat = _best(game, view, item, damage.abilities) + _whole(_read(game, item, damage.bonus))
+    flat = _best(game, view, item, damage.abilities) + _whole(read_stat(game, item, damage.bonus))
     if damage.sheet_bonus is not None:
         flat += int(view.value(damage.sheet_bonus))
-    kind = _read(game, item, damage.type)
+    kind = read_stat(game, item, damage.type)
     return (formula if isinstance(formula, Formula) else None, flat,
             str(kind) if isinstance(kind, str) else None)
 
