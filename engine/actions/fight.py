@@ -1,41 +1,54 @@
-"""``[combat:]`` and ``[attack:]``: formula combat's core loop (DESIGN.md "Combat"; spec/combat.md
-A.2, A.3, A.5, A.10, A.13). A fight begins, foes join from the ruleset's templates with their
-numbers fixed, initiative is rolled once per combatant, and a hero attacks a foe with the
-ruleset's attack check, the weapon's numbers and the foe's defence. Foes' own attacks, the
-action budget past one attack, conditions and victory loot are not answered yet."""
+"""``[combat:]`` and ``[attack:]``: formula combat's round (DESIGN.md "Combat"; spec/combat.md
+A.2, A.3, A.5, A.10, A.12..A.14). A fight begins, foes join from the ruleset's templates with
+their numbers fixed, initiative is rolled once per combatant; a hero attacks a foe with the
+ruleset's attack check, the weapon's numbers and the foe's defence, and a foe attacks a hero
+with the same check, its template's attack and damage, against the hero's defence. A hero at 0
+hit points is down; the last foe felled wins the fight (and the felled foes' loot drops), the
+last hero down loses it. The reply's attacks are applied in initiative order (engine/actions/
+reply.py). Conditions, reactions and the rest of Part A are not answered yet."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from tagparse import Tag
+
 from ..dice import Stream
 from ..rules import reasons
 from ..rules.bags import item_of
-from ..rules.checks.read import CheckRead
+from ..rules.checks.read import CheckRead, Rolled
 from ..rules.context import TurnContext
 from ..rules.fight import (
     MAX_FOES,
     TIERS,
     foe_names,
     held,
+    hero_defence,
+    hero_health,
+    hit_result,
+    hurt,
     in_order,
+    largest_per_class,
     make_foe,
     next_joined,
+    standing,
     strike,
     template_for,
 )
-from ..rules.formula import evaluate, foe_modifier, sheet_reader
+from ..rules.formula import evaluate, foe_modifier, foe_reader, sheet_reader
 from ..rules.game import Game
 from ..rules.sheet import SheetView, ability_modifier
-from ..rules.state import Combatant, Encounter, Stack, State
+from ..rules.state import Combatant, Encounter, JournalEntry, Stack, State
 from ..ruleset import Formula, Item, Template, combat_kind, parse_formula
 from ..ruleset.combat import Abilities, Attack
 from ..ruleset.fight import ROLL_HIGH, Combat
+from ..ruleset.formula import Number
 from .answers import Answer, accepted, refused
-from .attrs import RAW, TEXT, WHO
+from .attrs import RAW, TEXT
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
-from .declare import Refusal, Request, action, attr, request
+from .declare import Reader, Refusal, Request, action, attr, request
 from .describe import read_stat
+from .loot import drop_table
 
 OUTCOMES = ("victory", "defeat", "fled", "truce")
 RANGES = ("near", "far")
@@ -279,9 +292,12 @@ class End(Request):
 
 @action("combat", "end", End, reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED,
                                        reasons.NO_ENCOUNTER, reasons.UNKNOWN_OUTCOME),
-        record={"outcome": "victory, defeat, fled or truce", "rounds": "the rounds fought"})
+        record={"outcome": "victory, defeat, fled or truce", "rounds": "the rounds fought",
+                "loot": "victory: each felled foe's loot table, its dice and where each drop "
+                        "went (ITM-LOOT-12/14); fled, truce and defeat drop nothing"})
 def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State, Answer]:
-    """``[combat: op="end" outcome=]``: the encounter is over (state.encounter is None)."""
+    """``[combat: op="end" outcome=]``: the encounter is over (state.encounter is None); a
+    victory drops the felled foes' loot (ITM-LOOT-12), nothing else does."""
     encounter = _in_fight(game, state)
     if isinstance(encounter, Refusal):
         return _refuse(state, request.tag, encounter)
@@ -291,43 +307,78 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
                               f'outcome="{request.outcome[:40]}" is not one of '
                               f"{', '.join(OUTCOMES)}; nothing was done.")
     text = f"The fight ends: {outcome}, after {encounter.round} round(s)."
-    return (state.model_copy(update={"encounter": None}),
-            accepted(request.tag, text, {"outcome": outcome, "rounds": encounter.round}))
+    record: dict[str, Any] = {"outcome": outcome, "rounds": encounter.round}
+    if outcome == "victory":
+        state, spoils, words = _spoils(game, state, encounter, ctx)
+        if spoils:
+            record["loot"] = spoils
+            text += words
+    return state.model_copy(update={"encounter": None}), accepted(request.tag, text, record)
 
 
 # --- attacking ---------------------------------------------------------------------------
 
 
+def _attacker(raw: str | None, game: Game, state: State) -> str | Refusal:
+    """``who=``: a hero of the party or a foe in the fight, by name (any case); the player
+    without one (CMB-ATK-7: foes roll the same attack check)."""
+    written = (raw or "").strip()
+    hero = state.character_index(written or None)
+    if hero is not None:
+        return state.characters[hero].name
+    encounter = state.encounter
+    if encounter is None:
+        return written  # no fight is on: the attack is refused no-encounter
+    found = encounter.find(written)
+    if found is None:
+        names = ", ".join(c.name for c in encounter.combatants)
+        return Refusal(reasons.UNKNOWN_COMBATANT, f'Nobody called "{written[:60]}" is in the '
+                       f"party or the fight ({names}); nothing was done.")
+    return encounter.combatants[found].name
+
+
+ATTACKER = Reader("combatant", _attacker, {"type": "string"}, (reasons.UNKNOWN_COMBATANT,))
+"""``who=`` of an attack: a hero of the party or a foe in the fight; the player when absent."""
+
+
 @request
 class Strike(Request):
-    """A hero attacks a foe (CMB-ATK-1..7, CMB-ATK-A1..A7; ITM-WPN-6..15)."""
+    """A hero attacks a foe, or a foe a hero (CMB-ATK-1..7, CMB-ATK-A1..A7; ITM-WPN-6..15)."""
 
-    who: int = attr(WHO, "who attacks", shown="the player")
-    target: str = attr(TEXT, "the foe attacked", shown="the only foe standing")
-    weapon: str | None = attr(RAW, "the weapon, worn; unarmed without one", name="with",
+    who: str = attr(ATTACKER, "who attacks: a hero, or a foe in the fight", shown="the player")
+    target: str = attr(TEXT, "who is attacked: a foe (for a hero) or a hero (for a foe)",
+                       shown="the only one standing on the other side")
+    weapon: str | None = attr(RAW, "a hero's weapon, worn; unarmed without one", name="with",
                               shown="the first worn weapon, else unarmed")
-    budget: str = attr(TEXT, "the turn action the attack spends", name="action",
+    budget: str = attr(TEXT, "the turn action a hero's attack spends", name="action",
                        shown="the weapon's budget, else the first action with attacks")
     range: str = attr(TEXT, "near or far (CMB-GRID-3)", shown="near, far for a ranged weapon")
 
 
-def _target(state: State, encounter: Encounter, named: str) -> int | Refusal:
-    standing = [i for i, c in enumerate(encounter.combatants) if c.side == "foes" and c.hp]
+def _target(game: Game, state: State, encounter: Encounter, attacker: Combatant,
+            named: str) -> int | Refusal:
+    """``target=``: one of the other side, still standing; without it the only one standing
+    there. Heroes attacking heroes and foes attacking foes are not answered yet."""
+    side = "foes" if attacker.side == "party" else "party"
+    up = [i for i, c in enumerate(encounter.combatants)
+          if c.side == side and standing(game, state, c)]
     if not named:
-        if len(standing) == 1:
-            return standing[0]
-        names = ", ".join(encounter.combatants[i].name for i in standing)
-        return Refusal(reasons.MISSING_ATTRIBUTE, f'Name the target: target="<foe>" ({names}).')
+        if len(up) == 1:
+            return up[0]
+        names = ", ".join(encounter.combatants[i].name for i in up)
+        what = "foe" if side == "foes" else "hero"
+        return Refusal(reasons.MISSING_ATTRIBUTE, f'Name the target: target="<{what}>" ({names}).')
     index = encounter.find(named)
     if index is None:
         names = ", ".join(c.name for c in encounter.combatants)
         return Refusal(reasons.UNKNOWN_COMBATANT,
                        f'Nobody called "{named[:60]}" is in the fight ({names}).')
     found = encounter.combatants[index]
-    if found.side != "foes":
-        return Refusal(reasons.UNSUPPORTED, f"{found.name} is a hero: attacks on heroes are "
-                       "not answered by this version of gmtags; nothing was done.")
-    if not found.hp:
+    if found.side != side:
+        who = "heroes' attacks on heroes" if side == "foes" else "foes' attacks on foes"
+        return Refusal(reasons.UNSUPPORTED, f"{found.name} is on {attacker.name}'s side: "
+                       f"{who} are not answered by this version of gmtags; nothing was done.")
+    if not standing(game, state, found):
         return Refusal(reasons.TARGET_DOWN, f"{found.name} is already down; nothing was done.")
     return index
 
@@ -444,19 +495,29 @@ def _round(encounter: Encounter, ctx: TurnContext) -> Encounter:
 
 def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
              ctx: TurnContext) -> Refusal | None:
-    """CMB-TURN-9/12/16, OQ-CMB-7 c/d: a turn action allows ``per`` × ``attacks`` attacks a
-    round (none without ``attacks``); one past that is NO TIME and does not happen."""
+    """CMB-TURN-9..12/16, OQ-CMB-7 c/d: a turn action allows ``per`` × ``attacks`` attacks a
+    round (none without ``attacks``; a hero of several classes has the largest number any
+    one class grants, CMB-TURN-11); one past that is NO TIME and does not happen."""
     found = next((a for a in _combat(game).turn_actions if a.id == budget), None)
     if found is None:
         return None  # a weapon's budget that is no turn action: not counted (Combat II)
-    reader = sheet_reader(view)
     stream = ctx.for_tag(0).stream("attack", "budget")
-    per = evaluate(found.per, reader, stream).value
-    each = evaluate(found.attacks, reader, stream).value if found.attacks is not None else 0
+    per = evaluate(found.per, sheet_reader(view), stream).value
+    each = largest_per_class(view, found.attacks, stream) if found.attacks is not None else 0
     if me.spent.count(budget) < max(per, 0) * max(each, 0):
         return None
     return Refusal(reasons.NO_TIME, f"NO TIME: {me.name} has no {found.name} attack left this "
                    "round; nothing was done.")
+
+
+def _foe_no_time(foe: Combatant) -> Refusal | None:
+    """DESIGN.md, CMB-TURN-12: a foe makes one attack a round, or its template's
+    ``combat.attacks`` (fixed when it joined); one past that is NO TIME."""
+    allowed = 1 if foe.attacks is None else foe.attacks
+    if len(foe.spent) < allowed:
+        return None
+    return Refusal(reasons.NO_TIME, f"NO TIME: {foe.name} has no attack left this round; "
+                   "nothing was done.")
 
 
 def _cannot_act(game: Game, state: State, who: int) -> Refusal | None:
@@ -471,14 +532,21 @@ def _cannot_act(game: Game, state: State, who: int) -> Refusal | None:
 
 
 ATTACK_RECORD = {
-    "round": "the encounter's round", "attacker": "who attacked", "target": "the foe attacked",
-    "weapon": "the weapon, or unarmed", "budget": "the turn action spent",
-    "range": "near or far", "rolls": "the attack dice", "modifier": "what was added to them",
+    "round": "the encounter's round", "slot": "the attack's place (1-based) in the round's "
+    "order among the reply's attacks (initiative order, CMB-TURN-14)",
+    "attacker": "who attacked", "target": "who was attacked",
+    "weapon": "a hero's weapon, or unarmed", "budget": "the turn action a hero spent",
+    "range": "near or far (a hero's attack)", "rolls": "the attack dice",
+    "modifier": "what was added to them: a weapon's toHit, a foe's template attack",
     "total": "dice and modifier", "defence": "the target's defence",
     "result": "hit, miss or critical", "damage": "the damage dealt (0 on a miss)",
     "damageRolls": "the damage dice, per dice term", "damageType": "the weapon's damage type",
-    "hp": "the target's hit points after", "hpMax": "the target's most hit points",
-    "events": "felled:<name>, end:victory",
+    "hp": "the target's hit points after (a hero's: its health pool or track)",
+    "hpMax": "the target's most hit points",
+    "temporary": "a hero's temporary points left after the strike (they go first, ITM-OUT-4)",
+    "events": "down:<hero>, felled:<foe>, end:victory, end:defeat (CMB-CARD-1)",
+    "loot": "a won fight's drops: each felled foe's loot table, its dice and where each drop "
+            "went (ITM-LOOT-12/14)",
 }
 
 
@@ -491,45 +559,77 @@ def _teach_attack(game: Game) -> list[str]:
 
 @action("attack", None, Strike, teach=_teach_attack, record=ATTACK_RECORD,
         reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED, reasons.NO_ENCOUNTER,
-                 reasons.UNKNOWN_COMBATANT, reasons.TARGET_DOWN, reasons.UNKNOWN_WEAPON,
-                 reasons.NOT_WORN, reasons.UNKNOWN_BUDGET, reasons.CANNOT_ACT,
-                 reasons.NO_TIME, reasons.MISSING_ATTRIBUTE))
+                 reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.TARGET_DOWN,
+                 reasons.UNKNOWN_WEAPON, reasons.NOT_WORN, reasons.UNKNOWN_BUDGET,
+                 reasons.CANNOT_ACT, reasons.NO_TIME, reasons.MISSING_ATTRIBUTE))
 def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
-    """``[attack: who= target= with= action= range=]``: one formula-combat attack of a hero
-    on a foe (CMB-ATK-A1..A7)."""
+    """``[attack: who= target= with= action= range=]``: one formula-combat attack, of a hero
+    on a foe or of a foe on a hero (CMB-ATK-A1..A7, CMB-ATK-7)."""
     encounter = _in_fight(game, state)
     if isinstance(encounter, Refusal):
         return _refuse(state, request.tag, encounter)
-    hero = state.characters[request.who]
-    if encounter.find(hero.name) is None:
+    me = encounter.find(request.who)
+    if me is None:
         return state, refused(request.tag, reasons.UNKNOWN_COMBATANT,
-                              f'{hero.name} is not in the fight: [combat: op="join" '
-                              f'foe="{hero.name}"] first; nothing was done.')
-    target = _target(state, encounter, request.target)
-    armed = _weapon(game, state, request.who, request.weapon)
-    for found in (target, armed, _cannot_act(game, state, request.who)):
+                              f'{request.who[:60]} is not in the fight: [combat: op="join" '
+                              f'foe="{request.who[:60]}"] first; nothing was done.')
+    attacker = encounter.combatants[me]
+    if not standing(game, state, attacker):  # CMB-TURN-8: downed first, it does not act
+        return state, refused(request.tag, reasons.DOWNED,
+                              f"{attacker.name} is down and does not act; nothing was done.")
+    target = _target(game, state, encounter, attacker, request.target)
+    if isinstance(target, Refusal):
+        return _refuse(state, request.tag, target)
+    if attacker.side == "foes":
+        return _foe_attack(game, state, encounter, request, ctx, me, target)
+    who = state.character_index(attacker.name)
+    assert who is not None
+    armed = _weapon(game, state, who, request.weapon)
+    for found in (armed, _cannot_act(game, state, who)):
         if isinstance(found, Refusal):
             return _refuse(state, request.tag, found)
-    assert isinstance(target, int) and not isinstance(armed, Refusal)
+    assert not isinstance(armed, Refusal)
     budget = _budget(game, request.budget, armed[2] if armed is not None else None)
     if isinstance(budget, Refusal):
         return _refuse(state, request.tag, budget)
     encounter = _round(encounter, ctx)
-    me = encounter.find(hero.name)
-    assert me is not None
-    late = _no_time(game, SheetView(game, hero, state), encounter.combatants[me], budget, ctx)
+    late = _no_time(game, SheetView(game, state.characters[who], state),
+                    encounter.combatants[me], budget, ctx)
     if late is not None:
         return _refuse(state, request.tag, late)
-    return _strike(game, state, encounter, request, ctx, target, armed, budget)
+    return _strike(game, state, encounter, request, ctx, (who, me), target, armed, budget)
 
 
-def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx: TurnContext,
-            target: int, armed: tuple[Stack, Item, Attack] | None,
-            budget: str) -> tuple[State, Answer]:
+def roll_attack(game: Game, view: SheetView, name: str, modifier: int, defence: int,
+                strikes: int, ctx: TurnContext) -> tuple[Rolled, str, str]:
+    """CMB-ATK-A3/A4: the attack check of ``name``'s strike number ``strikes`` this round,
+    ``modifier`` added to the dice of ``combat.attack.check`` (its naturals too), against
+    ``defence``. Returns the roll, the result (hit, miss, critical) and the strike's dice key.
+
+    DESIGN.md "Dice": each strike is keyed by the round's reply, the attacker and its strike
+    number this round, never by the tag's place in the reply, so a swipe that rewords or
+    reorders the reply cannot fish for rolls."""
     rule = _combat(game).attack
     res = game.ruleset.resolution
     assert rule is not None and res is not None
-    hero = state.characters[request.who]
+    effective, _ = effective_resolution(res, "skill", rule.check, view)
+    read = CheckRead(who=name, kind="skill", ident=rule.check, label="Attack",
+                     attrs={"dc": str(defence)}, view=view, ability=None,
+                     ability_part=modifier, rank=0, own_bonus=0)
+    key = f"attack/{name.casefold()}/{strikes}"
+    rolled = resolve_request(game, effective, read, ctx.for_tag(0), key)
+    assert rolled is not None  # a difficulty is always given
+    return rolled, hit_result(int(rolled.value), rolled.critical, defence), key
+
+
+def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx: TurnContext,
+            hero_at: tuple[int, int], target: int, armed: tuple[Stack, Item, Attack] | None,
+            budget: str) -> tuple[State, Answer]:
+    """A hero's strike on a foe."""
+    rule = _combat(game).attack
+    assert rule is not None
+    who, me = hero_at
+    hero = state.characters[who]
     foe = encounter.combatants[target]
     defence = foe.defence or 0
     view = SheetView(game, hero, state)
@@ -537,24 +637,9 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
     # CMB-ATK-A3: the attack check's skill gives the dice and the naturals; the weapon's toHit
     # is the number added, never also the skill's own ability (DESIGN.md).
     modifier = to_hit(game, view, armed[1], armed[2]) if armed is not None else 0
-    effective, _ = effective_resolution(res, "skill", rule.check, view)
-    read = CheckRead(who=hero.name, kind="skill", ident=rule.check, label="Attack",
-                     attrs={"dc": str(defence)}, view=view, ability=None,
-                     ability_part=modifier, rank=0, own_bonus=0)
-    # DESIGN.md "Dice": each strike by (round's reply, attacker, its strike number this
-    # round), never by the tag's place in the reply, so rewording cannot fish for rolls.
-    me = encounter.find(hero.name)
-    assert me is not None
     striker = encounter.combatants[me]
-    keyed = ctx.for_tag(0)
-    strike_key = f"attack/{hero.name.casefold()}/{len(striker.spent)}"
-    rolled = resolve_request(game, effective, read, keyed, strike_key)
-    assert rolled is not None  # a difficulty is always given
-    total = int(rolled.value)
-    # CMB-ATK-A4, OQ-CMB-2: hit iff total ≥ defence; a natural critical success hits as a
-    # critical, a natural failure misses.
-    result = ("critical" if rolled.critical == "success" else "miss"
-              if rolled.critical == "failure" else "hit" if total >= defence else "miss")
+    rolled, result, strike_key = roll_attack(game, view, hero.name, modifier, defence,
+                                             len(striker.spent), ctx)
     distance = request.range.casefold()
     if distance not in RANGES:
         if distance:
@@ -564,8 +649,9 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
     record: dict[str, Any] = {
         "attacker": hero.name, "target": foe.name,
         "weapon": armed[0].name if armed is not None else UNARMED, "budget": budget,
-        "range": distance, "rolls": rolled.rolls, "modifier": modifier, "total": total,
-        "defence": defence, "result": result, "damage": 0, "hp": foe.hp, "hpMax": foe.hp_max}
+        "range": distance, "rolls": rolled.rolls, "modifier": modifier,
+        "total": int(rolled.value), "defence": defence, "result": result, "damage": 0,
+        "hp": foe.hp, "hpMax": foe.hp_max}
     record["round"] = encounter.round
     text = f"{hero.name} → {foe.name} ({record['weapon']}): {rolled.shown} · {result}"
     if result != "miss":
@@ -575,8 +661,7 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
             formula, flat = rule.damage, 0
         given = {ROLL_HIGH: max(rolled.rolls) if rolled.rolls else 0}
         struck = strike(formula, sheet_reader(view, given), result == "critical",
-                        foe.hp or 0, keyed.stream(strike_key, "damage"),
-                        flat)
+                        foe.hp or 0, ctx.for_tag(0).stream(strike_key, "damage"), flat)
         record.update({"damage": struck.damage, "hp": struck.hp,
                        "damageRolls": [list(r.faces) for r in struck.rolls.rolls]})
         if kind is not None:
@@ -590,15 +675,144 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
     combatants[target] = foe
     combatants[me] = striker.model_copy(update={"spent": (*striker.spent, budget)})
     encounter = encounter.model_copy(update={"combatants": tuple(combatants)})
+    next_state = state.model_copy(update={"encounter": encounter})
     events: list[str] = []
     if not foe.hp:
         events.append(f"felled:{foe.name}")
         text += f" {foe.name} is felled."
+        if not any(c.side == "foes" and c.hp for c in encounter.combatants):
+            # DESIGN.md: the last foe falls, the fight ends there; ITM-LOOT-12: the felled drop
+            events.append("end:victory")
+            text += " The fight is won."
+            next_state, spoils, words = _spoils(game, next_state, encounter, ctx)
+            next_state = next_state.model_copy(update={"encounter": None})
+            if spoils:
+                record["loot"] = spoils
+                text += words
+    return _answered(request, next_state, record, text, events, notes, ctx)
+
+
+def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
+                ctx: TurnContext, me: int, target: int) -> tuple[State, Answer]:
+    """CMB-ATK-7, CMB-ATK-A1..A7: a foe's strike on a hero — the same attack check, its
+    template's ``attack`` added, against the hero's defence; its template's ``damage``
+    (dice doubled on a critical) taken temporary points first."""
+    hero = state.character_index(encounter.combatants[target].name)
+    assert hero is not None
+    health = hero_health(game, state, hero)
+    if health is None:
+        return state, refused(request.tag, reasons.UNSUPPORTED,
+                              "This ruleset keeps no hit points for heroes (no health pool or "
+                              "health track), so a foe's strike cannot land; nothing was done.")
+    encounter = _round(encounter, ctx)
+    foe = encounter.combatants[me]
+    late = _foe_no_time(foe)
+    if late is not None:
+        return _refuse(state, request.tag, late)
+    name = state.characters[hero].name
+    defence = hero_defence(game, state, hero)
+    modifier = foe.attack or 0
+    rolled, result, strike_key = roll_attack(game, SheetView(game, None, state), foe.name,
+                                             modifier, defence, len(foe.spent), ctx)
+    record: dict[str, Any] = {
+        "round": encounter.round, "attacker": foe.name, "target": name,
+        "rolls": rolled.rolls, "modifier": modifier, "total": int(rolled.value),
+        "defence": defence, "result": result, "damage": 0, "hp": health.hp,
+        "hpMax": health.hp_max}
+    text = f"{foe.name} → {name}: {rolled.shown} · {result}"
+    after = health
+    if result != "miss":
+        reader = foe_reader(game.ruleset, foe.tier or 1, foe.modifier or 0)
+        struck = strike(_foe_damage(foe), reader, result == "critical", health.hp,
+                        ctx.for_tag(0).stream(strike_key, "damage"))
+        state, after = hurt(game, state, hero, struck.damage)
+        dice = " + ".join(f"{r} ({'+'.join(map(str, r.faces))})" for r in struck.rolls.rolls)
+        record.update({"damage": struck.damage, "hp": after.hp,
+                       "damageRolls": [list(r.faces) for r in struck.rolls.rolls]})
+        text += f", {struck.damage} damage" + (f" ({dice})" if dice else "")
+    if health.temporary:
+        record["temporary"] = after.temporary
+    text += f" · {name} {after.hp}/{after.hp_max}"
+    text += f" (+{after.temporary} temporary)." if after.temporary else "."
+    combatants = list(encounter.combatants)
+    combatants[me] = foe.model_copy(update={"spent": (*foe.spent, FOE_STRIKE)})
+    encounter = encounter.model_copy(update={"combatants": tuple(combatants)})
     next_state = state.model_copy(update={"encounter": encounter})
-    if not any(c.side == "foes" and c.hp for c in encounter.combatants):
-        events.append("end:victory")  # DESIGN.md: the last foe falls, the fight ends there
-        text += " The fight is won."
-        next_state = state.model_copy(update={"encounter": None})
+    events: list[str] = []
+    if not after.hp:
+        events.append(f"down:{name}")
+        text += f" {name} is down."
+        if not any(c.side == "party" and standing(game, next_state, c)
+                   for c in encounter.combatants):
+            # DESIGN.md "Rounds and order": the last hero falls, the fight ends in defeat
+            events.append("end:defeat")
+            text += " The fight is lost."
+            next_state = next_state.model_copy(update={"encounter": None})
+    return _answered(request, next_state, record, text, events, [], ctx)
+
+
+FOE_STRIKE = "strike"  # what a foe's attack spends (its template's attacks a round)
+NO_DAMAGE = Formula("0", Number(0))
+
+
+def _foe_damage(foe: Combatant) -> Formula:
+    """CMB-TPL-8: the damage formula the foe got when it joined (checked at load)."""
+    parsed = parse_formula(foe.damage or "0")
+    return parsed if isinstance(parsed, Formula) else NO_DAMAGE
+
+
+def _answered(request: Strike, state: State, record: dict[str, Any], text: str,
+              events: list[str], notes: list[str], ctx: TurnContext) -> tuple[State, Answer]:
+    """The answer of a strike that happened: its place in the round's order (the reply's
+    attacks are applied in initiative order, so the ordinal among them is that place) and
+    its rule-card events (CMB-CARD-1)."""
+    record["slot"] = ctx.ordinal + 1
     if events:
         record["events"] = events
-    return next_state, accepted(request.tag, text, record, tuple(notes))
+    return state, accepted(request.tag, text, record, tuple(notes))
+
+
+def _spoils(game: Game, state: State, encounter: Encounter,
+            ctx: TurnContext) -> tuple[State, list[dict[str, object]], str]:
+    """ITM-LOOT-11..14: a won fight rolls the loot table of every felled foe (fixed when it
+    joined; a foe without one drops nothing) into the shared view, like an add; the dice are
+    keyed by the reply that won it and the foe's name. The new state (with a journal line per
+    table, ITM-LOOT-15), the record of each table and the words."""
+    tables = {t.id: t for t in (game.ruleset.items.loot_tables if game.ruleset.items else [])}
+    spoils: list[dict[str, object]] = []
+    words: list[str] = []
+    for foe in encounter.combatants:
+        table = tables.get(foe.loot) if foe.side == "foes" and not foe.hp and foe.loot else None
+        if table is None:
+            continue
+        stream = ctx.for_tag(0).stream("loot", f"victory/{foe.name.casefold()}")
+        state, record, parts = drop_table(game, state, table, stream, None)
+        spoils.append({"foe": foe.name, **record})
+        said = "; ".join(parts) if parts else "nothing"
+        words.append(f"{foe.name} ({table.label}): {said}")
+        journal = JournalEntry(turn=ctx.turn_label, text=f"Loot ({table.label}, {foe.name}): "
+                               + said)
+        state = state.model_copy(update={"journal": (*state.journal, journal)})
+    return state, spoils, (" Loot: " + " · ".join(words) + ".") if words else ""
+
+
+# --- the order of a reply's attacks --------------------------------------------------------
+
+FIRST_OPS = frozenset({"start", "join", "condition", "defend"})
+"""The ``[combat:]`` ops applied before a reply's attacks (DESIGN.md "Rounds and order")."""
+LAST_OPS = frozenset({"end"})
+"""The ``[combat:]`` ops applied after every other tag of the reply."""
+
+
+def attacker_rank(state: State, tag: Tag) -> int:
+    """CMB-TURN-3/4/6/14, OQ-CMB-7 a/b: where an ``[attack:]``'s attacker stands in the
+    encounter's initiative order (highest first, a hero before a foe on a tie, then join
+    order), so a reply's attacks land in that order; an attacker not in the fight comes after
+    everyone (its attack is refused)."""
+    encounter = state.encounter
+    if encounter is None:
+        return 0
+    written = (tag.get("who") or "").strip()
+    hero = state.character_index(written or None)
+    found = encounter.find(state.characters[hero].name if hero is not None else written)
+    return len(encounter.combatants) if found is None else found

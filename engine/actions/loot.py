@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..dice import Stream
 from ..rules import reasons
 from ..rules.carry import distribute
 from ..rules.context import TurnContext
@@ -61,12 +62,26 @@ def _teach_loot(game: Game) -> list[str]:  # ITM-LOOT-19
                 "drops": "what dropped, and to whom"})
 def roll_tag(game: Game, state: State, request: Loot, ctx: TurnContext) -> tuple[State, Answer]:
     """``[loot: table="<id>" who="<name>"]`` (ITM-LOOT-16..19)."""
-    tag, table, who = request.tag, request.table, request.who
-    drops, record = roll_table(game, state, table, ctx.stream("loot", "draws"))
+    tag, table = request.tag, request.table
+    state, record, parts = drop_table(game, state, table, ctx.stream("loot", "draws"),
+                                      request.who)
+    text = f"{table.label}: " + ("; ".join(parts) if parts else "nothing dropped") + "."
+    journal = JournalEntry(turn=ctx.turn_label, text=f"Loot ({table.label}): "
+                           + ("; ".join(parts) if parts else "nothing"))
+    state = state.model_copy(update={"journal": (*state.journal, journal)})
+    return state, accepted(tag, text, record)
+
+
+def drop_table(game: Game, state: State, table: LootTable, stream: Stream,
+               who: int | None) -> tuple[State, dict[str, object], list[str]]:
+    """Roll ``table`` with ``stream``; each drop arrives like an add, into ``who``'s bag or,
+    without one, the shared view (ITM-LOOT-14/18). The new state, the record (the table's
+    dice and ``drops``: what dropped and to whom) and each drop in words. Also a won fight's
+    drops (ITM-LOOT-12)."""
+    drops, record = roll_table(game, state, table, stream)
     parts: list[str] = []
     dropped: list[dict[str, object]] = []
     for drop in drops:
-        # ITM-LOOT-14/18: each drop arrives like an add (who=, else the shared view).
         state, placements, left = distribute(game, state, drop.thing, drop.count, who)
         placed = [{"who": state.characters[i].name, "count": n} for i, n in placements]
         dropped.append({"name": drop.thing.name, "item": drop.thing.item,
@@ -78,8 +93,4 @@ def roll_tag(game: Game, state: State, request: Loot, ctx: TurnContext) -> tuple
             part += f" (×{left} stays behind: nobody can carry more)"
         parts.append(part)
     record["drops"] = dropped
-    text = f"{table.label}: " + ("; ".join(parts) if parts else "nothing dropped") + "."
-    journal = JournalEntry(turn=ctx.turn_label, text=f"Loot ({table.label}): "
-                           + ("; ".join(parts) if parts else "nothing"))
-    state = state.model_copy(update={"journal": (*state.journal, journal)})
-    return state, accepted(tag, text, record)
+    return state, record, parts

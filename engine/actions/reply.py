@@ -132,12 +132,29 @@ def answer_tag(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[St
     return new_state, answer
 
 
+def _phase(tag: Tag) -> int:
+    """DESIGN.md "Rounds and order": which step of the reply applies the tag — 0 ``[place:]``,
+    1 ``[combat:]`` start/join/condition/defend, 2 ``[attack:]``, 3 every other tag, 4
+    ``[combat: op="end"]``."""
+    if tag.kind == "place":
+        return 0
+    if tag.kind == "attack":
+        return 2
+    if tag.kind == "combat":
+        op = _key(tag)[1]
+        return 1 if op in fight.FIRST_OPS else 4 if op in fight.LAST_OPS else 3
+    return 3
+
+
 def apply_reply(game: Game, state: State, tags: Sequence[Tag],
                 ctx: TurnContext) -> tuple[State, list[Answer]]:
     """Answer one GM reply's tags against the state at the start of the turn.
 
     ``[place:]`` tags are resolved first (buy and sell price at the place that holds at the end
-    of the reply); every other tag is then applied in text order. Returns the new state and one
+    of the reply); then ``[combat:]`` start/join/condition/defend, in text order; then the
+    ``[attack:]`` tags in the initiative order of their attackers (CMB-TURN-6..8/14; one
+    attacker's attacks in text order); then every other tag in text order; then
+    ``[combat: op="end"]`` (DESIGN.md "Rounds and order"). Returns the new state and one
     answer per tag, in the order of ``tags``. Pure: the input state is never mutated.
     """
     if len(tags) == 1:  # the common reply: one tag, nothing to order
@@ -145,16 +162,23 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag],
         return state, [answer]
     answers: list[Answer | None] = [None] * len(tags)
     ordinals: dict[str, int] = {}
-    order = [i for i, t in enumerate(tags) if t.kind == "place"]
-    order += [i for i, t in enumerate(tags) if t.kind != "place"]
-    for position, index in enumerate(order):
-        tag = tags[index]
-        if position >= MAX_TAGS_PER_REPLY:
-            answers[index] = refused(tag, reasons.TOO_MANY_TAGS,
-                                     f"Only the first {MAX_TAGS_PER_REPLY} tags of a reply are "
-                                     "answered; this one was not applied.")
-            continue
-        ordinal = ordinals.get(tag.kind, 0)
-        ordinals[tag.kind] = ordinal + 1
-        state, answers[index] = answer_tag(game, state, tag, ctx.for_tag(ordinal))
+    phases: list[list[int]] = [[], [], [], [], []]
+    for index, tag in enumerate(tags):
+        phases[_phase(tag)].append(index)
+    position = 0
+    for phase, indexes in enumerate(phases):
+        if phase == 2 and len(indexes) > 1:  # the encounter as start and join left it
+            ranks = {i: fight.attacker_rank(state, tags[i]) for i in indexes}
+            indexes = sorted(indexes, key=lambda i: (ranks[i], i))
+        for index in indexes:
+            tag = tags[index]
+            if position >= MAX_TAGS_PER_REPLY:
+                answers[index] = refused(tag, reasons.TOO_MANY_TAGS,
+                                         f"Only the first {MAX_TAGS_PER_REPLY} tags of a reply "
+                                         "are answered; this one was not applied.")
+            else:
+                ordinal = ordinals.get(tag.kind, 0)
+                ordinals[tag.kind] = ordinal + 1
+                state, answers[index] = answer_tag(game, state, tag, ctx.for_tag(ordinal))
+            position += 1
     return state, [a for a in answers if a is not None]

@@ -1,19 +1,24 @@
 """Formula combat's pure rules (spec/combat.md Part A; DESIGN.md "Combat"): foes made from the
-ruleset's templates, the initiative order, and one attack's hit and damage. No tags and no
-sentences: the ``[combat:]`` and ``[attack:]`` actions (engine/actions/fight.py) use these."""
+ruleset's templates, the initiative order, one attack's hit and damage, a hero's defence and
+hit points, and the attacks a multiclass hero's action allows. No tags and no sentences: the
+``[combat:]`` and ``[attack:]`` actions (engine/actions/fight.py) use these."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ..dice import Stream
 from ..ruleset import Formula, Template, combat_kind
-from ..ruleset.formula import double_dice
-from .formula import Evaluation, Resolve, evaluate, foe_modifier, foe_reader
+from ..ruleset.formula import Reference, double_dice, references
+from .formula import Evaluation, Resolve, evaluate, foe_modifier, foe_reader, sheet_reader
 from .game import Game
-from .state import Combatant, Encounter
+from .sheet import SheetView
+from .state import Combatant, Encounter, State
+from .tracks import health_pool, track_max, track_value
 
 MAX_FOES = 12  # DESIGN.md: count= is held to 1..12
 TIERS = (1, 6)  # CMB-TPL-3: a tier is 1 to 6
@@ -74,10 +79,15 @@ def make_foe(game: Game, template: Template, tier: int, name: str, joined: int,
     reader = foe_reader(game.ruleset, tier, modifier)
     numbers = template.combat
     hp = max(evaluate(template.tracks.hp, reader, stream).value, 0)
+    defence = evaluate(numbers.defence, reader, stream).value
+    attack = evaluate(numbers.attack, reader, stream).value
+    # DESIGN.md: one attack a round unless the template gives combat.attacks, read now.
+    attacks = (max(evaluate(numbers.attacks, reader, stream).value, 0)
+               if numbers.attacks is not None else None)
     return Combatant(name=name, side="foes", initiative=initiative, joined=joined, hp=hp,
-                     hp_max=hp, defence=evaluate(numbers.defence, reader, stream).value,
-                     attack=evaluate(numbers.attack, reader, stream).value,
-                     damage=numbers.damage.text, role=template.role, tier=tier)
+                     hp_max=hp, defence=defence, attack=attack, damage=numbers.damage.text,
+                     role=template.role, tier=tier, modifier=modifier, attacks=attacks,
+                     loot=template.loot)
 
 
 def in_order(combatants: Iterable[Combatant]) -> tuple[Combatant, ...]:
@@ -91,6 +101,16 @@ def next_joined(encounter: Encounter | None) -> int:
     if encounter is None or not encounter.combatants:
         return 0
     return max(c.joined for c in encounter.combatants) + 1
+
+
+def hit_result(total: int, critical: str | None, defence: int) -> str:
+    """CMB-ATK-A4, OQ-CMB-2: ``critical`` on a natural critical success, ``miss`` on a natural
+    failure, else ``hit`` iff the total reaches the defence."""
+    if critical == "success":
+        return "critical"
+    if critical == "failure":
+        return "miss"
+    return "hit" if total >= defence else "miss"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,3 +131,133 @@ def strike(formula: Formula, resolve: Resolve, critical: bool, hp: int, stream: 
     rolled = evaluate(tree, resolve, stream)
     damage = max(rolled.value + flat, 0)
     return Struck(damage, rolled, max(hp - damage, 0))
+
+
+# --- heroes ------------------------------------------------------------------------------
+
+
+def hero_defence(game: Game, state: State, who: int) -> int:
+    """CMB-ATK-6, CMB-ATK-A4: the number a foe's attack must reach to hit hero ``who`` —
+    ``combat.attack.defence`` read on the hero's sheet (0 without one). The one place a
+    hero's defence is worked out, so worn defences plug in here."""
+    combat = game.ruleset.combat
+    if combat is None or combat.attack is None:
+        return 0
+    character = state.characters[who]
+    # A defence is a number of the sheet; one written with dice rolls the same every time.
+    stream = Stream(state.seed, (), f"defence/{character.name.casefold()}")
+    return evaluate(combat.attack.defence, sheet_reader(SheetView(game, character, state)),
+                    stream).value
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    """A hero's hit points: on its health pool (with the temporary points beside it,
+    ITM-OUT-4) or on its health track."""
+
+    hp: int
+    hp_max: int
+    temporary: int = 0
+
+
+def hero_health(game: Game, state: State, who: int) -> Health | None:
+    """DESIGN.md "State": a hero's hit points live in the ruleset's health pool, else its
+    health track; None where the ruleset keeps neither."""
+    character = state.characters[who]
+    pool = health_pool(game)
+    if pool is not None:
+        most = math.floor(SheetView(game, character, state, items_apply=False).value(pool.max))
+        return Health(character.pools.get(pool.id, most), most,
+                      character.pools.get(f"{pool.id}:temporary", 0))
+    track = next((t for t in game.ruleset.live.tracks if t.kind == "health"), None)
+    if track is None:
+        return None
+    return Health(track_value(game, character, state, track),
+                  track_max(game, character, state, track))
+
+
+def hurt(game: Game, state: State, who: int, damage: int) -> tuple[State, Health]:
+    """CMB-ATK-A6: ``damage`` taken by hero ``who``: its temporary points go first
+    (ITM-OUT-4), then the health pool or track, never below 0. Returns the new state and the
+    hero's hit points after."""
+    health = hero_health(game, state, who)
+    assert health is not None
+    character = state.characters[who]
+    soaked = min(health.temporary, max(damage, 0))
+    left = max(health.hp - (max(damage, 0) - soaked), 0)
+    pool = health_pool(game)
+    if pool is not None:
+        pools = dict(character.pools)
+        temporary = health.temporary - soaked
+        key = f"{pool.id}:temporary"
+        if temporary:
+            pools[key] = temporary
+        else:
+            pools.pop(key, None)  # spent temporary points are gone, not kept at 0
+        pools[pool.id] = left
+        character = character.model_copy(update={"pools": pools})
+    else:
+        track = next(t for t in game.ruleset.live.tracks if t.kind == "health")
+        character = character.model_copy(update={"tracks": {**character.tracks,
+                                                            track.id: left}})
+    return (state.with_character(who, character),
+            Health(left, health.hp_max, health.temporary - soaked))
+
+
+def standing(game: Game, state: State, combatant: Combatant) -> bool:
+    """Whether a combatant is still up: a foe above 0 hit points; a hero above 0 on its health
+    pool or track (a hero healed above 0 stands again), or one the ruleset keeps no hit points
+    for."""
+    if combatant.side == "foes":
+        return bool(combatant.hp)
+    who = state.character_index(combatant.name)
+    if who is None:
+        return False
+    health = hero_health(game, state, who)
+    return health is None or health.hp > 0
+
+
+# --- the action budget -------------------------------------------------------------------
+
+CLASS = "class"  # CMB-TURN-11: ``@class.<x>`` reads the value ``<x>`` of each of a hero's classes
+CLASS_LEVEL = "level_"  # a class is a sheet field level_<class> (the fixtures' level_fighter)
+
+
+def classes(view: SheetView) -> list[str]:
+    """The classes a hero has: every sheet field ``level_<class>`` at 1 or more, in sheet
+    order."""
+    return [f.id[len(CLASS_LEVEL):] for f in view.game.ruleset.sheet.fields
+            if f.id.startswith(CLASS_LEVEL) and len(f.id) > len(CLASS_LEVEL)
+            and f.type == "number" and view.field(f.id) >= 1]
+
+
+def _as_class(view: SheetView, resolve: Resolve, name: str) -> Resolve:
+    """``resolve``, with ``@class.<x>`` reading class ``name``'s own ``<name>_<x>`` (a sheet
+    field or derived value) where the sheet has one, else ``class_<x>`` as written."""
+    sheet = view.game.ruleset.sheet
+    fields = {f.id for f in sheet.fields}
+    derived = {d.id for d in sheet.derived}
+
+    def read(reference: Reference) -> int | float | Fraction:
+        if reference.name == CLASS and reference.part is not None:
+            ident = f"{name}_{reference.part}"
+            if ident in fields:
+                return view.field(ident)
+            if ident in derived:
+                return view.derived(ident)
+        return resolve(reference)
+
+    return read
+
+
+def largest_per_class(view: SheetView, formula: Formula, stream: Stream) -> int:
+    """CMB-TURN-10/11: what ``formula`` (a turn action's ``attacks``, ``@class.attacks``) gives
+    a hero: for a hero of several classes, the LARGEST any one class gives — the formula read
+    once per class, never the classes' values summed. Without ``@class.`` references or
+    classes it is read once, as written."""
+    resolve = sheet_reader(view)
+    mentions = any(r.name == CLASS and r.part is not None for r in references(formula.tree))
+    names = classes(view) if mentions else []
+    if not names:
+        return evaluate(formula, resolve, stream).value
+    return max(evaluate(formula, _as_class(view, resolve, n), stream).value for n in names)

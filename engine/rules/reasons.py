@@ -104,6 +104,9 @@ NO_ENCOUNTER = _code("no-encounter",
 UNKNOWN_COMBATANT = _code("unknown-combatant",
     'DESIGN.md "Combat": target= (or who=) names nobody in the fight, or a hero joins twice')
 TARGET_DOWN = _code("target-down", 'DESIGN.md "Combat": the target is already at 0 hit points')
+DOWNED = _code("downed",
+    "CMB-TURN-8: the attacker is at 0 hit points (downed earlier, in this round too) and does "
+    "not act; a hero healed above 0 acts again")
 UNKNOWN_WEAPON = _code("unknown-weapon",
     'DESIGN.md "Combat": with= names no weapon the attacker has (ITM-WPN-1)')
 UNKNOWN_BUDGET = _code("unknown-budget",

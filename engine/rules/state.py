@@ -161,6 +161,9 @@ class Combatant(StateModel):
     damage: str | None = None  # the template's damage formula as written
     role: str | None = None
     tier: int | None = None
+    modifier: int | None = None  # a foe's ability modifier (its template's defaults.attribute)
+    attacks: int | None = Field(default=None, ge=0)  # a foe's attacks a round; None: one
+    loot: str | None = None  # the loot table a felled foe drops (ITM-LOOT-11, CMB-TPL-8)
     conditions: tuple[str, ...] = ()
     spent: tuple[str, ...] = ()  # the budget each of its attacks this round spent (CMB-TURN-9)
 

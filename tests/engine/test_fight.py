@@ -327,7 +327,7 @@ OUT_OF_A_FIGHT = START
     (IN_A_FIGHT, "[attack:]", reasons.MISSING_ATTRIBUTE),  # two foes stand: name one
     (IN_A_FIGHT, '[attack: target="Orc"]', reasons.UNKNOWN_COMBATANT),
     (IN_A_FIGHT, '[attack: target="Ada"]', reasons.UNSUPPORTED),  # heroes: not yet
-    (IN_A_FIGHT, '[attack: target="Goblin 1" who="Nobody"]', reasons.UNKNOWN_CHARACTER),
+    (IN_A_FIGHT, '[attack: target="Goblin 1" who="Nobody"]', reasons.UNKNOWN_COMBATANT),
     (IN_A_FIGHT, '[attack: target="Goblin 1" with="Axe"]', reasons.UNKNOWN_WEAPON),
     (IN_A_FIGHT, '[attack: target="Goblin 1" with="Torch"]', reasons.UNKNOWN_WEAPON),
     (IN_A_FIGHT, '[attack: target="Goblin 1" with="Dagger"]', reasons.NOT_WORN),
