@@ -24,6 +24,7 @@ from ..rules.fight import (
     strike,
     template_for,
 )
+from ..rules.fight_conditions import attack_edge, fight_over, held_back, names_of
 from ..rules.formula import evaluate, foe_modifier, sheet_reader
 from ..rules.game import Game
 from ..rules.sheet import SheetView, ability_modifier
@@ -291,7 +292,7 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
                               f'outcome="{request.outcome[:40]}" is not one of '
                               f"{', '.join(OUTCOMES)}; nothing was done.")
     text = f"The fight ends: {outcome}, after {encounter.round} round(s)."
-    return (state.model_copy(update={"encounter": None}),
+    return (fight_over(state),
             accepted(request.tag, text, {"outcome": outcome, "rounds": encounter.round}))
 
 
@@ -459,15 +460,14 @@ def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
                    "round; nothing was done.")
 
 
-def _cannot_act(game: Game, state: State, who: int) -> Refusal | None:
-    """CMB-TYPE-2: a hero under a condition with ``noActions`` makes no attack."""
-    held_back = {c.name for c in _combat(game).conditions if c.no_actions}
-    character = state.characters[who]
-    stopping = [c for c in character.conditions if c in held_back]
+def _cannot_act(game: Game, state: State, encounter: Encounter, index: int) -> Refusal | None:
+    """CMB-TYPE-2: a combatant (hero or foe) under a condition with ``noActions`` makes no
+    attack (issue 24: a hero's conditions are on its sheet, a foe's in the fight)."""
+    stopping = held_back(game, names_of(state, encounter, index))
     if not stopping:
         return None
-    return Refusal(reasons.CANNOT_ACT, f"{character.name} cannot act ({', '.join(stopping)}); "
-                   "nothing was done.")
+    return Refusal(reasons.CANNOT_ACT, f"{encounter.combatants[index].name} cannot act "
+                   f"({', '.join(stopping)}); nothing was done.")
 
 
 ATTACK_RECORD = {
@@ -479,6 +479,11 @@ ATTACK_RECORD = {
     "damageRolls": "the damage dice, per dice term", "damageType": "the weapon's damage type",
     "hp": "the target's hit points after", "hpMax": "the target's most hit points",
     "events": "felled:<name>, end:victory",
+    "affectedBy": "what the conditions of attacker and target did to the attack, read before "
+                  'its dice (CMB-MOD-1/2): "Prone (near): advantage"',
+    "roundEnd": "the round's last attack: each condition saved against or counted down at the "
+                "end of the round (CMB-COND-3..6): who, condition, rounds (left), save, dc, "
+                "rolls, total, saved, ended",
 }
 
 
@@ -501,13 +506,14 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
     if isinstance(encounter, Refusal):
         return _refuse(state, request.tag, encounter)
     hero = state.characters[request.who]
-    if encounter.find(hero.name) is None:
+    mine = encounter.find(hero.name)
+    if mine is None:
         return state, refused(request.tag, reasons.UNKNOWN_COMBATANT,
                               f'{hero.name} is not in the fight: [combat: op="join" '
                               f'foe="{hero.name}"] first; nothing was done.')
     target = _target(state, encounter, request.target)
     armed = _weapon(game, state, request.who, request.weapon)
-    for found in (target, armed, _cannot_act(game, state, request.who)):
+    for found in (target, armed, _cannot_act(game, state, encounter, mine)):
         if isinstance(found, Refusal):
             return _refuse(state, request.tag, found)
     assert isinstance(target, int) and not isinstance(armed, Refusal)
@@ -537,14 +543,23 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
     # CMB-ATK-A3: the attack check's skill gives the dice and the naturals; the weapon's toHit
     # is the number added, never also the skill's own ability (DESIGN.md).
     modifier = to_hit(game, view, armed[1], armed[2]) if armed is not None else 0
+    distance = request.range.casefold()
+    if distance not in RANGES:
+        if distance:
+            notes.append(f'range="{request.range[:20]}" is not near or far: the default was used')
+        ranged = armed is not None and armed[2].reach is None and armed[2].range is not None
+        distance = "far" if ranged else "near"
+    me = encounter.find(hero.name)
+    assert me is not None
+    # CMB-ATK-A1, CMB-MOD-1 (issue 24): the conditions of both sides, read before the dice
+    edge = attack_edge(game, names_of(state, encounter, me), names_of(state, encounter, target),
+                       distance)
     effective, _ = effective_resolution(res, "skill", rule.check, view)
     read = CheckRead(who=hero.name, kind="skill", ident=rule.check, label="Attack",
                      attrs={"dc": str(defence)}, view=view, ability=None,
-                     ability_part=modifier, rank=0, own_bonus=0)
+                     ability_part=modifier, rank=0, own_bonus=0, lean=edge.lean)
     # DESIGN.md "Dice": each strike by (round's reply, attacker, its strike number this
     # round), never by the tag's place in the reply, so rewording cannot fish for rolls.
-    me = encounter.find(hero.name)
-    assert me is not None
     striker = encounter.combatants[me]
     keyed = ctx.for_tag(0)
     strike_key = f"attack/{hero.name.casefold()}/{len(striker.spent)}"
@@ -555,18 +570,16 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
     # critical, a natural failure misses.
     result = ("critical" if rolled.critical == "success" else "miss"
               if rolled.critical == "failure" else "hit" if total >= defence else "miss")
-    distance = request.range.casefold()
-    if distance not in RANGES:
-        if distance:
-            notes.append(f'range="{request.range[:20]}" is not near or far: the default was used')
-        ranged = armed is not None and armed[2].reach is None and armed[2].range is not None
-        distance = "far" if ranged else "near"
+    if result == "hit" and edge.critical:  # CMB-COND-2: a paralysed target's near hit
+        result = "critical"
     record: dict[str, Any] = {
         "attacker": hero.name, "target": foe.name,
         "weapon": armed[0].name if armed is not None else UNARMED, "budget": budget,
         "range": distance, "rolls": rolled.rolls, "modifier": modifier, "total": total,
         "defence": defence, "result": result, "damage": 0, "hp": foe.hp, "hpMax": foe.hp_max}
     record["round"] = encounter.round
+    if edge.affected_by:  # CMB-MOD-2
+        record["affectedBy"] = list(edge.affected_by)
     text = f"{hero.name} → {foe.name} ({record['weapon']}): {rolled.shown} · {result}"
     if result != "miss":
         formula, flat, kind = (damage_of(game, view, armed[1], armed[2]) if armed is not None
@@ -586,6 +599,8 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         text += f", {dice or formula.text}{added} = {struck.damage}" + (f" {kind}" if kind else "")
         foe = foe.model_copy(update={"hp": struck.hp})
     text += f" · {foe.name} {foe.hp}/{foe.hp_max}."
+    if edge.affected_by:  # CMB-MOD-2: "Affected by: Prone (near): advantage"
+        text += f" Affected by: {' · '.join(edge.affected_by)}."
     combatants = list(encounter.combatants)
     combatants[target] = foe
     combatants[me] = striker.model_copy(update={"spent": (*striker.spent, budget)})
@@ -598,7 +613,7 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
     if not any(c.side == "foes" and c.hp for c in encounter.combatants):
         events.append("end:victory")  # DESIGN.md: the last foe falls, the fight ends there
         text += " The fight is won."
-        next_state = state.model_copy(update={"encounter": None})
+        next_state = fight_over(next_state)  # issue 24: the fight's own conditions end too
     if events:
         record["events"] = events
     return next_state, accepted(request.tag, text, record, tuple(notes))
