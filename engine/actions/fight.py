@@ -35,6 +35,7 @@ from ..rules.fight import (
     strike,
     template_for,
 )
+from ..rules.fight_conditions import attack_edge, fight_over, held_back, names_of
 from ..rules.formula import evaluate, foe_modifier, foe_reader, sheet_reader
 from ..rules.game import Game
 from ..rules.sheet import SheetView, ability_modifier
@@ -313,7 +314,7 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
         if spoils:
             record["loot"] = spoils
             text += words
-    return state.model_copy(update={"encounter": None}), accepted(request.tag, text, record)
+    return fight_over(state), accepted(request.tag, text, record)
 
 
 # --- attacking ---------------------------------------------------------------------------
@@ -520,15 +521,14 @@ def _foe_no_time(foe: Combatant) -> Refusal | None:
                    "nothing was done.")
 
 
-def _cannot_act(game: Game, state: State, who: int) -> Refusal | None:
-    """CMB-TYPE-2: a hero under a condition with ``noActions`` makes no attack."""
-    held_back = {c.name for c in _combat(game).conditions if c.no_actions}
-    character = state.characters[who]
-    stopping = [c for c in character.conditions if c in held_back]
+def _cannot_act(game: Game, state: State, encounter: Encounter, index: int) -> Refusal | None:
+    """CMB-TYPE-2: a combatant (hero or foe) under a condition with ``noActions`` makes no
+    attack (issue 24: a hero's conditions are on its sheet, a foe's in the fight)."""
+    stopping = held_back(game, names_of(state, encounter, index))
     if not stopping:
         return None
-    return Refusal(reasons.CANNOT_ACT, f"{character.name} cannot act ({', '.join(stopping)}); "
-                   "nothing was done.")
+    return Refusal(reasons.CANNOT_ACT, f"{encounter.combatants[index].name} cannot act "
+                   f"({', '.join(stopping)}); nothing was done.")
 
 
 ATTACK_RECORD = {
@@ -547,6 +547,11 @@ ATTACK_RECORD = {
     "events": "down:<hero>, felled:<foe>, end:victory, end:defeat (CMB-CARD-1)",
     "loot": "a won fight's drops: each felled foe's loot table, its dice and where each drop "
             "went (ITM-LOOT-12/14)",
+    "affectedBy": "what the conditions of attacker and target did to the attack, read before "
+                  'its dice (CMB-MOD-1/2): "Prone (near): advantage"',
+    "roundEnd": "the round's last attack: each condition saved against or counted down at the "
+                "end of the round (CMB-COND-3..6): who, condition, rounds (left), save, dc, "
+                "rolls, total, saved, ended",
 }
 
 
@@ -580,15 +585,16 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
     target = _target(game, state, encounter, attacker, request.target)
     if isinstance(target, Refusal):
         return _refuse(state, request.tag, target)
+    stopped = _cannot_act(game, state, encounter, me)
+    if stopped is not None:
+        return _refuse(state, request.tag, stopped)
     if attacker.side == "foes":
         return _foe_attack(game, state, encounter, request, ctx, me, target)
     who = state.character_index(attacker.name)
     assert who is not None
     armed = _weapon(game, state, who, request.weapon)
-    for found in (armed, _cannot_act(game, state, who)):
-        if isinstance(found, Refusal):
-            return _refuse(state, request.tag, found)
-    assert not isinstance(armed, Refusal)
+    if isinstance(armed, Refusal):
+        return _refuse(state, request.tag, armed)
     budget = _budget(game, request.budget, armed[2] if armed is not None else None)
     if isinstance(budget, Refusal):
         return _refuse(state, request.tag, budget)
@@ -601,7 +607,7 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
 
 
 def roll_attack(game: Game, view: SheetView, name: str, modifier: int, defence: int,
-                strikes: int, ctx: TurnContext) -> tuple[Rolled, str, str]:
+                strikes: int, ctx: TurnContext, lean: int = 0) -> tuple[Rolled, str, str]:
     """CMB-ATK-A3/A4: the attack check of ``name``'s strike number ``strikes`` this round,
     ``modifier`` added to the dice of ``combat.attack.check`` (its naturals too), against
     ``defence``. Returns the roll, the result (hit, miss, critical) and the strike's dice key.
@@ -615,7 +621,7 @@ def roll_attack(game: Game, view: SheetView, name: str, modifier: int, defence: 
     effective, _ = effective_resolution(res, "skill", rule.check, view)
     read = CheckRead(who=name, kind="skill", ident=rule.check, label="Attack",
                      attrs={"dc": str(defence)}, view=view, ability=None,
-                     ability_part=modifier, rank=0, own_bonus=0)
+                     ability_part=modifier, rank=0, own_bonus=0, lean=lean)
     key = f"attack/{name.casefold()}/{strikes}"
     rolled = resolve_request(game, effective, read, ctx.for_tag(0), key)
     assert rolled is not None  # a difficulty is always given
@@ -638,14 +644,19 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
     # is the number added, never also the skill's own ability (DESIGN.md).
     modifier = to_hit(game, view, armed[1], armed[2]) if armed is not None else 0
     striker = encounter.combatants[me]
-    rolled, result, strike_key = roll_attack(game, view, hero.name, modifier, defence,
-                                             len(striker.spent), ctx)
     distance = request.range.casefold()
     if distance not in RANGES:
         if distance:
             notes.append(f'range="{request.range[:20]}" is not near or far: the default was used')
         ranged = armed is not None and armed[2].reach is None and armed[2].range is not None
         distance = "far" if ranged else "near"
+    # CMB-ATK-A1, CMB-MOD-1: the conditions of both sides, read before the dice
+    edge = attack_edge(game, names_of(state, encounter, me), names_of(state, encounter, target),
+                       distance)
+    rolled, result, strike_key = roll_attack(game, view, hero.name, modifier, defence,
+                                             len(striker.spent), ctx, edge.lean)
+    if result == "hit" and edge.critical:  # CMB-COND-2: a paralysed target's near hit
+        result = "critical"
     record: dict[str, Any] = {
         "attacker": hero.name, "target": foe.name,
         "weapon": armed[0].name if armed is not None else UNARMED, "budget": budget,
@@ -653,6 +664,8 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         "total": int(rolled.value), "defence": defence, "result": result, "damage": 0,
         "hp": foe.hp, "hpMax": foe.hp_max}
     record["round"] = encounter.round
+    if edge.affected_by:  # CMB-MOD-2
+        record["affectedBy"] = list(edge.affected_by)
     text = f"{hero.name} → {foe.name} ({record['weapon']}): {rolled.shown} · {result}"
     if result != "miss":
         formula, flat, kind = (damage_of(game, view, armed[1], armed[2]) if armed is not None
@@ -671,6 +684,8 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         text += f", {dice or formula.text}{added} = {struck.damage}" + (f" {kind}" if kind else "")
         foe = foe.model_copy(update={"hp": struck.hp})
     text += f" · {foe.name} {foe.hp}/{foe.hp_max}."
+    if edge.affected_by:  # CMB-MOD-2: "Affected by: Prone (near): advantage"
+        text += f" Affected by: {' · '.join(edge.affected_by)}."
     combatants = list(encounter.combatants)
     combatants[target] = foe
     combatants[me] = striker.model_copy(update={"spent": (*striker.spent, budget)})
@@ -685,7 +700,7 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
             events.append("end:victory")
             text += " The fight is won."
             next_state, spoils, words = _spoils(game, next_state, encounter, ctx)
-            next_state = next_state.model_copy(update={"encounter": None})
+            next_state = fight_over(next_state)
             if spoils:
                 record["loot"] = spoils
                 text += words
@@ -712,13 +727,26 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
     name = state.characters[hero].name
     defence = hero_defence(game, state, hero)
     modifier = foe.attack or 0
+    notes: list[str] = []
+    distance = request.range.casefold()
+    if distance not in RANGES:  # a foe's strike is near unless the story says far
+        if distance:
+            notes.append(f'range="{request.range[:20]}" is not near or far: near was used')
+        distance = "near"
+    # CMB-MOD-1: the conditions of both sides, read before the dice, as for a hero's strike
+    edge = attack_edge(game, names_of(state, encounter, me), names_of(state, encounter, target),
+                       distance)
     rolled, result, strike_key = roll_attack(game, SheetView(game, None, state), foe.name,
-                                             modifier, defence, len(foe.spent), ctx)
+                                             modifier, defence, len(foe.spent), ctx, edge.lean)
+    if result == "hit" and edge.critical:  # CMB-COND-2
+        result = "critical"
     record: dict[str, Any] = {
-        "round": encounter.round, "attacker": foe.name, "target": name,
+        "round": encounter.round, "attacker": foe.name, "target": name, "range": distance,
         "rolls": rolled.rolls, "modifier": modifier, "total": int(rolled.value),
         "defence": defence, "result": result, "damage": 0, "hp": health.hp,
         "hpMax": health.hp_max}
+    if edge.affected_by:  # CMB-MOD-2
+        record["affectedBy"] = list(edge.affected_by)
     text = f"{foe.name} → {name}: {rolled.shown} · {result}"
     after = health
     if result != "miss":
@@ -734,6 +762,8 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
         record["temporary"] = after.temporary
     text += f" · {name} {after.hp}/{after.hp_max}"
     text += f" (+{after.temporary} temporary)." if after.temporary else "."
+    if edge.affected_by:
+        text += f" Affected by: {' · '.join(edge.affected_by)}."
     combatants = list(encounter.combatants)
     combatants[me] = foe.model_copy(update={"spent": (*foe.spent, FOE_STRIKE)})
     encounter = encounter.model_copy(update={"combatants": tuple(combatants)})
@@ -747,8 +777,8 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
             # DESIGN.md "Rounds and order": the last hero falls, the fight ends in defeat
             events.append("end:defeat")
             text += " The fight is lost."
-            next_state = next_state.model_copy(update={"encounter": None})
-    return _answered(request, next_state, record, text, events, [], ctx)
+            next_state = fight_over(next_state)
+    return _answered(request, next_state, record, text, events, notes, ctx)
 
 
 FOE_STRIKE = "strike"  # what a foe's attack spends (its template's attacks a round)

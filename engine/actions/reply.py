@@ -16,7 +16,7 @@ from ..rules.context import TurnContext
 from ..rules.fakes import settle_fakes
 from ..rules.game import Game
 from ..rules.state import State
-from . import bags, checks, fakes, fight, gear, loot, market, money, rest, use
+from . import bags, checks, fakes, fight, fight_conditions, gear, loot, market, money, rest, use
 from .answers import Answer, refused
 from .declare import Action, table
 
@@ -29,7 +29,7 @@ ACTIONS: dict[tuple[str, str | None], Action] = table(
     bags.add, bags.remove, money.pay, money.earn, gear.set_count, gear.give, gear.equip,
     gear.unequip, gear.bind, gear.unbind, loot.roll_tag, checks.skill_check, market.place,
     market.buy, market.sell, use.use_tag, rest.rest_tag, fakes.reveal, fakes.inspect,
-    fight.start, fight.join, fight.end, fight.attack,
+    fight.start, fight.join, fight.end, fight.attack, fight_conditions.condition,
 )
 
 # The attribute that names the action of a tag kind that has several.
@@ -158,8 +158,10 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag],
     answer per tag, in the order of ``tags``. Pure: the input state is never mutated.
     """
     if len(tags) == 1:  # the common reply: one tag, nothing to order
-        state, answer = answer_tag(game, state, tags[0], ctx.for_tag(0))
-        return state, [answer]
+        after, answer = answer_tag(game, state, tags[0], ctx.for_tag(0))
+        # issue 24: a round's conditions count down and are saved against after its attacks
+        return fight_conditions.end_of_round(game, state, after, [answer], ctx)
+    before = state
     answers: list[Answer | None] = [None] * len(tags)
     ordinals: dict[str, int] = {}
     phases: list[list[int]] = [[], [], [], [], []]
@@ -181,4 +183,6 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag],
                 ordinals[tag.kind] = ordinal + 1
                 state, answers[index] = answer_tag(game, state, tag, ctx.for_tag(ordinal))
             position += 1
-    return state, [a for a in answers if a is not None]
+    # issue 24: a round's conditions count down and are saved against after its attacks
+    return fight_conditions.end_of_round(game, before, state,
+                                         [a for a in answers if a is not None], ctx)

@@ -100,7 +100,7 @@ NO_COMBAT = _code("no-combat",
     'DESIGN.md "Which combat": the ruleset turns fights off ("kind": "none") or gives no '
     "enemy templates for a foe to join from (CMB-TPL-1)")
 NO_ENCOUNTER = _code("no-encounter",
-    'DESIGN.md "Combat": an attack, join or end while no fight is on')
+    'DESIGN.md "Combat": an attack, join, condition or end while no fight is on')
 UNKNOWN_COMBATANT = _code("unknown-combatant",
     'DESIGN.md "Combat": target= (or who=) names nobody in the fight, or a hero joins twice')
 TARGET_DOWN = _code("target-down", 'DESIGN.md "Combat": the target is already at 0 hit points')
@@ -119,3 +119,9 @@ NO_TIME = _code("no-time",
     "CMB-TURN-12: an attack past the action budget of the round is stamped NO TIME")
 UNKNOWN_OUTCOME = _code("unknown-outcome",
     'engine: op="end" outcome= is not victory, defeat, fled or truce')
+UNKNOWN_CONDITION = _code("unknown-condition",
+    'engine, issue 24: op="condition" add= or remove= names no condition of the ruleset')
+NO_CONDITION = _code("no-condition",
+    'engine, issue 24: op="condition" remove= names a condition the combatant does not bear')
+CONDITION_IMMUNE = _code("condition-immune",
+    "ITM-DEF-3, ITM-ARM-5: the combatant is immune to the condition, which is never applied")

@@ -146,6 +146,23 @@ class InventedItem(StateModel):
     changes: tuple[str, ...] = ()  # ITM-PROP-19: what was inferred and changed, for the player
 
 
+class FightCondition(StateModel):
+    """A condition a combatant bears in the fight, with how it ends (issue 24; CMB-COND-3..6):
+    ``rounds`` left (None: until removed or saved), and the ``save`` (a save or ability id) it
+    makes at the end of each of its turns against ``dc``, fixed when it was applied
+    (CMB-COND-4). The state shows only what is set: ``{"name": "prone", "rounds": 2}``."""
+
+    name: str  # the ruleset condition's id
+    rounds: int | None = Field(default=None, ge=1)
+    save: str | None = None
+    dc: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _only_what_is_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        return {key: value for key, value in dumped.items() if value is not None}
+
+
 class Combatant(StateModel):
     """One combatant of an encounter (DESIGN.md "Combat", State). A foe's numbers are fixed
     when it joins (CMB-TPL-8); a hero's hit points stay in its own health pool or track."""
@@ -164,7 +181,8 @@ class Combatant(StateModel):
     modifier: int | None = None  # a foe's ability modifier (its template's defaults.attribute)
     attacks: int | None = Field(default=None, ge=0)  # a foe's attacks a round; None: one
     loot: str | None = None  # the loot table a felled foe drops (ITM-LOOT-11, CMB-TPL-8)
-    conditions: tuple[str, ...] = ()
+    # issue 24: what op="condition" applied in this fight; a hero's names are on its sheet too
+    conditions: tuple[FightCondition, ...] = ()
     spent: tuple[str, ...] = ()  # the budget each of its attacks this round spent (CMB-TURN-9)
 
 
