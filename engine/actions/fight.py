@@ -16,6 +16,7 @@ from ..rules.context import TurnContext
 from ..rules.fight import (
     MAX_FOES,
     TIERS,
+    attacks_left,
     foe_names,
     held,
     in_order,
@@ -24,7 +25,7 @@ from ..rules.fight import (
     strike,
     template_for,
 )
-from ..rules.formula import evaluate, foe_modifier, sheet_reader
+from ..rules.formula import foe_modifier, sheet_reader
 from ..rules.game import Game
 from ..rules.sheet import SheetView, ability_modifier
 from ..rules.state import Combatant, Encounter, Stack, State
@@ -449,11 +450,8 @@ def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
     found = next((a for a in _combat(game).turn_actions if a.id == budget), None)
     if found is None:
         return None  # a weapon's budget that is no turn action: not counted (Combat II)
-    reader = sheet_reader(view)
-    stream = ctx.for_tag(0).stream("attack", "budget")
-    per = evaluate(found.per, reader, stream).value
-    each = evaluate(found.attacks, reader, stream).value if found.attacks is not None else 0
-    if me.spent.count(budget) < max(per, 0) * max(each, 0):
+    if attacks_left(found, sheet_reader(view), ctx.for_tag(0).stream("attack", "budget"),
+                    me.spent):
         return None
     return Refusal(reasons.NO_TIME, f"NO TIME: {me.name} has no {found.name} attack left this "
                    "round; nothing was done.")

@@ -5,11 +5,12 @@ sentences: the ``[combat:]`` and ``[attack:]`` actions (engine/actions/fight.py)
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..dice import Stream
 from ..ruleset import Formula, Template, combat_kind
+from ..ruleset.fight import TurnAction
 from ..ruleset.formula import double_dice
 from .formula import Evaluation, Resolve, evaluate, foe_modifier, foe_reader
 from .game import Game
@@ -91,6 +92,16 @@ def next_joined(encounter: Encounter | None) -> int:
     if encounter is None or not encounter.combatants:
         return 0
     return max(c.joined for c in encounter.combatants) + 1
+
+
+def attacks_left(action: TurnAction, resolve: Resolve, stream: Stream,
+                 spent: Sequence[str]) -> int:
+    """CMB-TURN-9/12/16, OQ-CMB-7 c/d: the attacks ``action`` still allows this round — ``per``
+    uses × ``attacks`` each (none without ``attacks``), less those ``spent`` already took
+    (one entry per attack, by budget id); never below 0."""
+    per = evaluate(action.per, resolve, stream).value
+    each = evaluate(action.attacks, resolve, stream).value if action.attacks is not None else 0
+    return max(max(per, 0) * max(each, 0) - spent.count(action.id), 0)
 
 
 @dataclass(frozen=True, slots=True)
