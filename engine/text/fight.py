@@ -1,0 +1,129 @@
+"""The COMBAT block: what the GM sees of the fight on now (DESIGN.md "Combat" → "Prompt";
+CMB-TURN-13: the order with each combatant's initiative is an engine output). Each combatant
+in initiative order with its hit points, defence, conditions and the attacks it has in the
+round the GM writes next, then the combat lines of the instructions (:func:`teach_fight`).
+Nothing here when no fight is on: the instructions then say only how to start one."""
+
+from __future__ import annotations
+
+from ..actions.fight import teach_fight
+from ..actions.use import pool_max
+from ..dice import Stream
+from ..rules.fight import attacks_left
+from ..rules.formula import evaluate, sheet_reader
+from ..rules.game import Game
+from ..rules.sheet import SheetView
+from ..rules.state import Character, Combatant, Encounter, State
+from ..rules.tracks import health_bar, track_max, track_value
+from ..ruleset.sheet import Track
+
+
+def combat_block(game: Game, state: State) -> str:
+    """The COMBAT block of ``state``'s fight, or ``""`` out of a fight."""
+    encounter = state.encounter
+    if encounter is None or game.ruleset.combat is None:
+        return ""
+    stream = Stream(state.seed, (encounter.round,), "combat/prompt")
+    fought = (f"round {encounter.round} fought" if encounter.round
+              else "no attack yet")
+    lines = [f"COMBAT ({fought}; the next reply with an attack is round "
+             f"{encounter.round + 1})", "Order, highest initiative first:"]
+    for place, combatant in enumerate(encounter.combatants, 1):
+        lines.append(f"{place}. " + combatant_line(game, state, encounter, combatant, stream))
+    return "\n".join([*lines, *teach_fight(game)])
+
+
+def combatant_line(game: Game, state: State, encounter: Encounter, combatant: Combatant,
+                   stream: Stream) -> str:
+    """One combatant as the GM sees it: who, initiative, hit points, defence, conditions and
+    the attacks it has next round (``Goblin 1 (foe: standard, tier 1; initiative 14): hp
+    9/14; defence 13``); a felled foe or a downed hero says so and nothing more."""
+    if combatant.side == "foes":
+        kind = [combatant.role] if combatant.role else []
+        if combatant.tier is not None:
+            kind.append(f"tier {combatant.tier}")
+        shown = f": {', '.join(kind)}" if kind else ""
+        who = f"{combatant.name} (foe{shown}; initiative {combatant.initiative})"
+        hp = f"hp {combatant.hp or 0}/{combatant.hp_max or 0}"
+        if not combatant.hp:
+            return f"{who}: FELLED ({hp})"
+        parts = [hp, f"defence {combatant.defence or 0}"]
+        parts += _conditions(game, combatant.conditions)
+        return f"{who}: " + "; ".join(parts)
+    who = f"{combatant.name} (hero; initiative {combatant.initiative})"
+    index = state.character_index(combatant.name)
+    if index is None:  # a hero who left the party: only the fight remembers it
+        return who
+    character = state.characters[index]
+    health, points = health_text(game, state, character)
+    if points == 0:
+        return f"{who}: DOWNED ({health})"
+    parts = [health] if health else []
+    parts.append(f"defence {hero_defence_shown(game, state, index, stream)}")
+    conditions = _conditions(game, (*character.conditions, *combatant.conditions))
+    parts += conditions
+    held_back = _held_back(game, character, combatant)
+    if held_back:
+        parts.append(f"cannot act ({', '.join(held_back)})")
+    else:
+        parts.append(_budget_text(game, SheetView(game, character, state), stream))
+    return f"{who}: " + "; ".join(parts)
+
+
+def health_text(game: Game, state: State, character: Character) -> tuple[str, int | None]:
+    """A hero's hit points as the SHEET block writes them (``Hit points 7/12``: the ruleset's
+    health pool, else its health track) and the points now; ``("", None)`` for a ruleset with
+    neither (a wound track counts marks, not points)."""
+    bar = health_bar(game)
+    if bar is None or (isinstance(bar, Track) and bar.kind != "health"):
+        return "", None
+    if isinstance(bar, Track):
+        now = track_value(game, character, state, bar)
+        return f"{bar.label} {now}/{track_max(game, character, state, bar)}", now
+    most = pool_max(game, character, state, bar.id)
+    now = character.pools.get(bar.id, most)
+    temporary = character.pools.get(f"{bar.id}:temporary", 0)  # ITM-OUT-4
+    shown = f"{bar.label} {now}/{most}" + (f" (+{temporary} temporary)" if temporary else "")
+    return shown, now
+
+
+def hero_defence_shown(game: Game, state: State, who: int, stream: Stream) -> int:
+    """CMB-ATK-6: a hero's defence, ``combat.attack.defence`` read on its sheet. The engine's
+    own ``hero_defence`` (engine/rules/fight.py, with worn armour) is to replace this read
+    when it lands (issue 24), so the GM sees the number the foes' attacks are rolled
+    against."""
+    combat = game.ruleset.combat
+    if combat is None or combat.attack is None:
+        return 0
+    view = SheetView(game, state.characters[who], state)
+    return evaluate(combat.attack.defence, sheet_reader(view), stream).value
+
+
+def _budget_text(game: Game, view: SheetView, stream: Stream) -> str:
+    """CMB-TURN-9/16: the attacks each turn action allows a hero in the round the GM writes
+    next (``attacks: 1 (Action)``). That round starts afresh: every attack of the reply
+    shown last was spent in the round before it, so nothing is spent yet."""
+    combat = game.ruleset.combat
+    assert combat is not None
+    reader = sheet_reader(view)
+    counts = [(action.name, attacks_left(action, reader, stream, ()))
+              for action in combat.turn_actions]
+    shown = [f"{count} ({name})" for name, count in counts if count]
+    return "attacks: " + ", ".join(shown) if shown else "no attacks"
+
+
+def _held_back(game: Game, character: Character, combatant: Combatant) -> list[str]:
+    """CMB-TYPE-2: the conditions with ``noActions`` the hero is under, by label."""
+    combat = game.ruleset.combat
+    stopping = {c.name for c in combat.conditions if c.no_actions} if combat else set()
+    labels = {c.id: c.label for c in game.ruleset.conditions}
+    return [labels.get(c, c) for c in dict.fromkeys((*character.conditions, *combatant.conditions))
+            if c in stopping]
+
+
+def _conditions(game: Game, held: tuple[str, ...]) -> list[str]:
+    """``conditions: Paralyzed, Prone`` (labels, each once), or nothing."""
+    if not held:
+        return []
+    labels = {c.id: c.label for c in game.ruleset.conditions}
+    return ["conditions: " + ", ".join(labels.get(c, c) for c in dict.fromkeys(held))]
