@@ -6,6 +6,8 @@ Nothing here when no fight is on: the instructions then say only how to start on
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..actions.fight import teach_fight
 from ..actions.use import pool_max
 from ..dice import Stream
@@ -55,10 +57,10 @@ def combatant_line(game: Game, state: State, encounter: Encounter, combatant: Co
     if index is None:  # a hero who left the party: only the fight remembers it
         return who
     character = state.characters[index]
-    health, points = health_text(game, state, character)
-    if points == 0:
+    health = health_of(game, state, character)
+    if health is not None and health.now == 0:
         return f"{who}: DOWNED ({health})"
-    parts = [health] if health else []
+    parts = [str(health)] if health is not None else []
     parts.append(f"defence {hero_defence_shown(game, state, index, stream)}")
     conditions = _conditions(game, (*character.conditions, *combatant.conditions))
     parts += conditions
@@ -70,21 +72,33 @@ def combatant_line(game: Game, state: State, encounter: Encounter, combatant: Co
     return f"{who}: " + "; ".join(parts)
 
 
-def health_text(game: Game, state: State, character: Character) -> tuple[str, int | None]:
-    """A hero's hit points as the SHEET block writes them (``Hit points 7/12``: the ruleset's
-    health pool, else its health track) and the points now; ``("", None)`` for a ruleset with
-    neither (a wound track counts marks, not points)."""
+@dataclass(frozen=True, slots=True)
+class Health:
+    """A hero's hit points: the bar's label, the points now and at most, temporary ones."""
+
+    label: str
+    now: int
+    most: int
+    temporary: int = 0
+
+    def __str__(self) -> str:
+        extra = f" (+{self.temporary} temporary)" if self.temporary else ""
+        return f"{self.label} {self.now}/{self.most}{extra}"
+
+
+def health_of(game: Game, state: State, character: Character) -> Health | None:
+    """A hero's hit points as the SHEET block reads them: the ruleset's health pool (with its
+    temporary points, ITM-OUT-4), else its health track; None for a ruleset with neither (a
+    wound track counts marks, not points)."""
     bar = health_bar(game)
     if bar is None or (isinstance(bar, Track) and bar.kind != "health"):
-        return "", None
+        return None
     if isinstance(bar, Track):
-        now = track_value(game, character, state, bar)
-        return f"{bar.label} {now}/{track_max(game, character, state, bar)}", now
+        return Health(bar.label, track_value(game, character, state, bar),
+                      track_max(game, character, state, bar))
     most = pool_max(game, character, state, bar.id)
-    now = character.pools.get(bar.id, most)
-    temporary = character.pools.get(f"{bar.id}:temporary", 0)  # ITM-OUT-4
-    shown = f"{bar.label} {now}/{most}" + (f" (+{temporary} temporary)" if temporary else "")
-    return shown, now
+    return Health(bar.label, character.pools.get(bar.id, most), most,
+                  character.pools.get(f"{bar.id}:temporary", 0))
 
 
 def hero_defence_shown(game: Game, state: State, who: int, stream: Stream) -> int:
