@@ -37,7 +37,7 @@ from engine import Answer, Game, State
 from engine.actions.money import purse_line
 from engine.rules.layers import removed_coins
 from engine.rules.money import family_coins, held_coins
-from engine.rules.state import Character, Stack
+from engine.rules.state import Character, Encounter, Stack
 from engine.text.fight import health_of
 from engine.text.prompt import live_sheet
 
@@ -269,15 +269,22 @@ def _strike_json(answer: Answer, message: int, player: str) -> dict[str, Any]:
     return out
 
 
-def _fights(result: ReplayResult, heroes: HitPoints, player: str) -> list[dict[str, Any]]:
+def _fights(result: ReplayResult, heroes: HitPoints, player: str,
+            on: Encounter | None = None) -> list[dict[str, Any]]:
     """Every formula fight of the chat, from its answers' records (DESIGN.md "Records"): when
     it began and ended, and each round — the order with initiative, each attack's dice,
     modifier, total against defence, result and damage dice (in the round's order,
-    ``record.slot``, where the records give it), and everyone's hit points after it."""
+    ``record.slot``, where the records give it), and everyone's hit points after it. ``on``:
+    the fight already on in the state the chat starts from (``start`` -1)."""
     fights: list[dict[str, Any]] = []
     fight: dict[str, Any] | None = None
     order: list[list[Any]] = []
     foes: dict[str, list[Any]] = {}  # each foe's [hp, hpMax], from the latest record
+    if on is not None:
+        fight = {"start": -1, "end": None, "outcome": None, "rounds": []}
+        fights.append(fight)
+        order = [[c.name, c.side, c.initiative] for c in on.combatants]
+        foes = {c.name: [c.hp, c.hp_max] for c in on.combatants if c.side == "foes"}
 
     def close(message: int, outcome: str) -> None:
         nonlocal fight
@@ -415,7 +422,8 @@ def report_document(game: Game, transcript: Transcript, state: State,
         "start": start or {},
         "messages": messages,
         "charts": {"worth": worth, "checks": _checks(game, result, state.player),
-                   "loot": _loot(game, result), "fights": _fights(result, heroes, state.player)},
+                   "loot": _loot(game, result), "fights": _fights(result, heroes, state.player,
+                                                     state.encounter)},
     }
 
 

@@ -479,7 +479,8 @@ function drawFights(box) {
   fights.forEach((f, n) => {
     const more = el("details", "fight");
     more.dataset.fight = n;
-    more.appendChild(el("summary", "", "Fight " + (n + 1) + ": from " + where(f.start)
+    more.appendChild(el("summary", "", "Fight " + (n + 1) + ": from "
+      + (f.start < 0 ? "before the chat" : where(f.start))
       + (f.end !== null ? " to " + where(f.end) + ", " + f.outcome : ", still on")
       + " · " + plural(f.rounds.length, "round")));
     more.addEventListener("toggle", () => {

@@ -10,7 +10,7 @@ import json
 import re
 
 from click.testing import CliRunner
-from helpers import FIXTURES
+from helpers import FIXTURES, answer
 
 import replay
 from engine.rules.state import State
@@ -88,6 +88,22 @@ def test_a_fight_won_and_one_ended_by_the_gm_each_close_with_their_outcome(tmp_p
     assert [(f["start"], f["end"], f["outcome"]) for f in fights] == [
         (0, 1, "victory"), (2, 3, "fled")]
     assert [len(f["rounds"]) for f in fights] == [1, 1]
+
+
+def test_a_fight_already_on_in_the_start_state_is_reported_from_it(tmp_path) -> None:
+    """An exported state mid-fight (``--party`` a state): its rounds go on from its order."""
+    transcript = replay.read_transcript(FIGHT)
+    party = replay.load_party(GAME, PARTY, transcript.player_name)
+    on, answers = answer(GAME, party, '[combat: op="start" foe="Goblin"]')
+    assert answers[0].ok and on.encounter is not None
+    chat = tmp_path / "on.jsonl"
+    chat.write_text(json.dumps({"role": "gm", "text": '[attack: target="Goblin"]'}) + "\n",
+                    encoding="utf-8")
+    fights = report_document(GAME, replay.read_transcript(chat), on)["charts"]["fights"]
+    assert [(f["start"], f["end"], len(f["rounds"])) for f in fights] == [(-1, None, 1)]
+    assert [name for name, _, _ in fights[0]["rounds"][0]["order"]] == [
+        c.name for c in on.encounter.combatants]
+    assert fights[0]["rounds"][0]["attacks"][0]["who"] == "Brannoc"
 
 
 def test_a_chat_without_a_fight_has_none_and_the_page_embeds_the_fights() -> None:
