@@ -1,8 +1,8 @@
 """What a fight costs: one answered attack against one check, and a round late in a long fight
 against one early in it.
 
-On fixtures/rulesets/skirmish.json and its party, with a "training dummy" foe template added in
-memory (hit points 10**9, so 1,000 rounds of blows never fell it):
+On fixtures/rulesets/skirmish.json and its party, with a "dummy" foe template added in
+memory (1,000,000 hit points: 1,000 rounds of blows never fell it):
 
 (a) one reply with one ``[attack:]`` (Brannoc's longsword on the dummy, a new round each time)
     against, as the baseline measured in the same run, one reply with one ``[skill_check:]``
@@ -45,9 +45,9 @@ WINDOW = 10  # rounds compared at each end of the fight
 REPEATS = 5  # runs per figure; the best is kept
 MOST_ATTACK = 2.0
 MOST_LATE = 1.5
-DUMMY = {"role": "training dummy", "tracks": {"hp": "1000000000"},
+DUMMY = {"role": "dummy", "tracks": {"hp": "1000000"},
          "combat": {"defence": "12", "attack": "0", "damage": "1d4"}}
-START = '[combat: op="start" foe="Dummy" role="training dummy"]'
+START = '[combat: op="start" foe="Dummy" role="dummy"]'
 ROUND = '[attack: target="Dummy"] [attack: who="Ada" target="Dummy"]'
 ATTACK = '[attack: target="Dummy"]'
 CHECK = '[skill_check: skill="athletics" dc="12"]'
