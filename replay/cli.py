@@ -216,8 +216,9 @@ def _chat_label(chat: str) -> str:
 def prompt_command(chat: str, ruleset: str, party: str | None, strict: bool) -> None:
     """Print what the game-master model would be shown with its next reply after CHAT.
 
-    That is the instructions for writing tags, the INVENTORY, SHEET and MARKET blocks and the
-    answers to the last reply, exactly as `gmtags serve` adds them to the prompt. It shows
+    That is the instructions for writing tags, the INVENTORY, SHEET and MARKET blocks, the
+    COMBAT block while a fight is on (the order, hit points, defences and how to fight) and
+    the answers to the last reply, exactly as `gmtags serve` adds them to the prompt. It shows
     the GM's whole view, secrets included (which market wares are fakes, for instance), so
     it is for checking a game, not for the player's eyes.
     """

@@ -33,11 +33,12 @@ from string import Template
 from typing import Any
 
 import tagparse
-from engine import Game, State
+from engine import Answer, Game, State
 from engine.actions.money import purse_line
 from engine.rules.layers import removed_coins
 from engine.rules.money import family_coins, held_coins
-from engine.rules.state import Character, Stack
+from engine.rules.state import Character, Encounter, Stack
+from engine.text.fight import health_of
 from engine.text.prompt import live_sheet
 
 from .fold import Diagnostic, MessageAnswer, ReplayResult, replay
@@ -234,6 +235,104 @@ def _loot(game: Game, result: ReplayResult) -> list[dict[str, Any]]:
             for _, t in sorted(tables.items())]
 
 
+HitPoints = dict[int, dict[str, list[Any]]]  # message -> hero -> [now, most], while fighting
+ENDS = {"end:victory": "victory", "end:defeat": "defeat"}
+
+
+def _heroes_hp(game: Game, state: State) -> dict[str, list[Any]]:
+    """Each hero's hit points now, as ``[now, most]`` (none for a ruleset without them)."""
+    found: dict[str, list[Any]] = {}
+    for character in state.characters:
+        health = health_of(game, state, character)
+        if health is not None:
+            found[character.name] = [health.now, health.most]
+    return found
+
+
+def _strike_json(answer: Answer, message: int, player: str) -> dict[str, Any]:
+    """One ``[attack:]`` of a round as the report shows it: its record's dice and numbers, or
+    the refusal (``NO TIME``, ``downed``…) of one that did not happen."""
+    record = answer.record
+    out: dict[str, Any] = {"m": message, "x": answer.text[:EXCERPT]}
+    if not answer.ok:
+        attrs = answer.tag.attrs
+        out.update({"who": attrs.get("who") or player, "target": attrs.get("target", ""),
+                    "why": answer.reason})
+        return out
+    for short, key in (("who", "attacker"), ("target", "target"), ("weapon", "weapon"),
+                       ("rolls", "rolls"), ("mod", "modifier"), ("total", "total"),
+                       ("def", "defence"), ("result", "result"), ("dmg", "damage"),
+                       ("dice", "damageRolls"), ("type", "damageType"), ("hp", "hp"),
+                       ("hpMax", "hpMax"), ("slot", "slot"), ("events", "events")):
+        if key in record:
+            out[short] = record[key]
+    return out
+
+
+def _fights(result: ReplayResult, heroes: HitPoints, player: str,
+            on: Encounter | None = None) -> list[dict[str, Any]]:
+    """Every formula fight of the chat, from its answers' records (DESIGN.md "Records"): when
+    it began and ended, and each round — the order with initiative, each attack's dice,
+    modifier, total against defence, result and damage dice (in the round's order,
+    ``record.slot``, where the records give it), and everyone's hit points after it. ``on``:
+    the fight already on in the state the chat starts from (``start`` -1)."""
+    fights: list[dict[str, Any]] = []
+    fight: dict[str, Any] | None = None
+    order: list[list[Any]] = []
+    foes: dict[str, list[Any]] = {}  # each foe's [hp, hpMax], from the latest record
+    if on is not None:
+        fight = {"start": -1, "end": None, "outcome": None, "rounds": []}
+        fights.append(fight)
+        order = [[c.name, c.side, c.initiative] for c in on.combatants]
+        foes = {c.name: [c.hp, c.hp_max] for c in on.combatants if c.side == "foes"}
+
+    def close(message: int, outcome: str) -> None:
+        nonlocal fight
+        if fight is not None:
+            fight.update({"end": message, "outcome": outcome})
+        fight = None
+
+    for item in result.answers:
+        answer, message = item.answer, item.message
+        kind, op = answer.tag.kind, answer.tag.attrs.get("op", "").casefold()
+        if kind == "combat" and answer.ok and op in ("start", "join"):
+            if fight is None:
+                fight = {"start": message, "end": None, "outcome": None, "rounds": []}
+                fights.append(fight)
+                foes = {}
+            order = [[c.get("name"), c.get("side"), c.get("initiative")]
+                     for c in answer.record.get("order", []) if isinstance(c, dict)]
+            for foe in answer.record.get("foes", []):
+                if isinstance(foe, dict):
+                    foes[str(foe.get("name"))] = [foe.get("hp"), foe.get("hpMax")]
+        elif kind == "combat" and answer.ok and op == "end":
+            close(message, str(answer.record.get("outcome", "")))
+        elif kind == "attack" and fight is not None:
+            rounds = fight["rounds"]
+            if not rounds or rounds[-1]["m"] != message:
+                rounds.append({"m": message, "round": None, "order": order, "attacks": []})
+            this = rounds[-1]
+            this["attacks"].append(_strike_json(answer, message, player))
+            if answer.ok:
+                this["round"] = answer.record.get("round")
+                target = str(answer.record.get("target"))
+                if target in foes:
+                    foes[target] = [answer.record.get("hp"), answer.record.get("hpMax")]
+            unknown = [None, None]
+            this["hp"] = [[name, *(foes.get(str(name), unknown) if side == "foes" else
+                                   heroes.get(message, {}).get(str(name), unknown))]
+                          for name, side, _ in order]
+            ended = next((ENDS[e] for e in answer.record.get("events", []) if e in ENDS), None)
+            if ended is not None:
+                close(message, ended)
+    for fight in fights:
+        fight["rounds"] = [r for r in fight["rounds"] if r["round"] is not None]
+        for one in fight["rounds"]:
+            # the round's order where the records give it; what did not happen, last
+            one["attacks"].sort(key=lambda a: (a.get("slot") is None, a.get("slot") or 0))
+    return fights
+
+
 def _group_repairs(text: str, answers: list[dict[str, Any]],
                    diagnostics: list[Diagnostic]) -> list[list[str]]:
     """Each diagnostic inside a tag goes to that tag's answer as ``r`` (shown as one badge per
@@ -259,11 +358,17 @@ def report_document(game: Game, transcript: Transcript, state: State,
     collector = _Collector(game)
     start = collector.delta(-1, state)
     deltas: dict[int, dict[str, Any]] = {}
+    heroes: HitPoints = {}
+    fighting = state.encounter is not None
 
     def on_message(index: int, after: State) -> None:
+        nonlocal fighting
         change = collector.delta(index, after)
         if change is not None:
             deltas[index] = change
+        if fighting or after.encounter is not None:  # the message a fight ends at, too
+            heroes[index] = _heroes_hp(game, after)
+        fighting = after.encounter is not None
 
     result = replay(game, transcript, state, on_message=on_message)
     answers: dict[int, list[dict[str, Any]]] = {}
@@ -317,7 +422,8 @@ def report_document(game: Game, transcript: Transcript, state: State,
         "start": start or {},
         "messages": messages,
         "charts": {"worth": worth, "checks": _checks(game, result, state.player),
-                   "loot": _loot(game, result)},
+                   "loot": _loot(game, result), "fights": _fights(result, heroes, state.player,
+                                                     state.encounter)},
     }
 
 

@@ -21,6 +21,7 @@ from ..rules.context import TurnContext
 from ..rules.fight import (
     MAX_FOES,
     TIERS,
+    attacks_left,
     foe_names,
     held,
     hero_defence,
@@ -28,7 +29,6 @@ from ..rules.fight import (
     hit_result,
     hurt,
     in_order,
-    largest_per_class,
     make_foe,
     next_joined,
     standing,
@@ -36,7 +36,7 @@ from ..rules.fight import (
     template_for,
 )
 from ..rules.fight_conditions import attack_edge, fight_over, held_back, names_of
-from ..rules.formula import evaluate, foe_modifier, foe_reader, sheet_reader
+from ..rules.formula import foe_modifier, foe_reader, sheet_reader
 from ..rules.game import Game
 from ..rules.sheet import SheetView, ability_modifier
 from ..rules.state import Combatant, Encounter, JournalEntry, Stack, State
@@ -225,12 +225,44 @@ JOIN_RECORD = {"round": "the encounter's round (0 before the first attack)",
 
 
 def _teach_combat(game: Game) -> list[str]:
-    if _fighting(game) is not None:
+    """DESIGN.md "Prompt": out of a fight the GM learns only how to start one; the lines of a
+    fight come with the COMBAT block while one is on (:func:`teach_fight`)."""
+    if _fighting(game) is not None or not _combat(game).templates:
         return []
     roles = ", ".join(t.role for t in _combat(game).templates)
     return ['- A fight begins: [combat: op="start" foe="<name>" role="<role>" tier="<1-6>" '
-            'count="<1-12>"]; a late arrival: [combat: op="join" foe="<name>" ...]; it ends: '
-            '[combat: op="end" outcome="victory|defeat|fled|truce"].', f"  Roles: {roles}."]
+            f'count="<1-12>"] (roles: {roles}); while it is on, the COMBAT block shows the '
+            "order and how to fight."]
+
+
+def teach_fight(game: Game) -> list[str]:
+    """DESIGN.md "Prompt": the GM's combat lines, shown under the COMBAT block while a fight
+    is on — attacks both ways, who joins, conditions, the end; the engine rolls everything."""
+    if _fighting(game) is not None:
+        return []
+    combat = _combat(game)
+    budgets = ", ".join(f'"{a.id}" ({a.name})' for a in combat.turn_actions)
+    lines = ["How to fight: a reply with an [attack:] is one round, and its attacks land in "
+             "the order above. Write no numbers: the engine rolls every attack and its damage.",
+             '- A hero attacks: [attack: who="<hero>" target="<foe>" with="<worn weapon>" '
+             'action="<budget>" range="near|far"]; with= defaults to the first worn weapon '
+             "(else unarmed), target= to the only foe standing, action= to the weapon's "
+             f"budget (budgets: {budgets}).",
+             '- A foe attacks: [attack: who="<foe>" target="<hero>"] (once a round, unless '
+             "its template gives it more)."]
+    if combat.templates:
+        roles = ", ".join(t.role for t in combat.templates)
+        lines.append('- More foes join: [combat: op="join" foe="<name>" role="<role>" '
+                     f'tier="<1-6>" count="<1-12>"] (roles: {roles}); a hero not yet in the '
+                     'fight: [combat: op="join" foe="<hero>"].')
+    if game.ruleset.conditions:
+        known = ", ".join(c.id for c in game.ruleset.conditions)
+        lines.append('- A condition: [combat: op="condition" who="<name>" add="<condition>" '
+                     'rounds="<n>" save="<save>" dc="<n>"] (save= and dc= for one saved '
+                     f'against each turn; remove="<condition>" ends one; conditions: {known}).')
+    lines.append('- It ends: [combat: op="end" outcome="victory|defeat|fled|truce"]; felling '
+                 "the last foe ends it in victory by itself.")
+    return lines
 
 
 @action("combat", "start", Start, reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED),
@@ -502,10 +534,7 @@ def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
     found = next((a for a in _combat(game).turn_actions if a.id == budget), None)
     if found is None:
         return None  # a weapon's budget that is no turn action: not counted (Combat II)
-    stream = ctx.for_tag(0).stream("attack", "budget")
-    per = evaluate(found.per, sheet_reader(view), stream).value
-    each = largest_per_class(view, found.attacks, stream) if found.attacks is not None else 0
-    if me.spent.count(budget) < max(per, 0) * max(each, 0):
+    if attacks_left(found, view, ctx.for_tag(0).stream("attack", "budget"), me.spent):
         return None
     return Refusal(reasons.NO_TIME, f"NO TIME: {me.name} has no {found.name} attack left this "
                    "round; nothing was done.")
@@ -555,14 +584,7 @@ ATTACK_RECORD = {
 }
 
 
-def _teach_attack(game: Game) -> list[str]:
-    if _fighting(game) is not None:
-        return []
-    return ['- A hero attacks a foe: [attack: who="<hero>" target="<foe>" with="<worn weapon>"] '
-            "(the engine rolls the attack and the damage; write no numbers)."]
-
-
-@action("attack", None, Strike, teach=_teach_attack, record=ATTACK_RECORD,
+@action("attack", None, Strike, record=ATTACK_RECORD,
         reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED, reasons.NO_ENCOUNTER,
                  reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.TARGET_DOWN,
                  reasons.UNKNOWN_WEAPON, reasons.NOT_WORN, reasons.UNKNOWN_BUDGET,

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 from ..dice import Stream
 from ..ruleset import Formula, Template, combat_kind
+from ..ruleset.fight import TurnAction
 from ..ruleset.formula import Reference, double_dice, references
 from .formula import Evaluation, Resolve, evaluate, foe_modifier, foe_reader, sheet_reader
 from .game import Game
@@ -111,6 +112,17 @@ def hit_result(total: int, critical: str | None, defence: int) -> str:
     if critical == "failure":
         return "miss"
     return "hit" if total >= defence else "miss"
+
+
+def attacks_left(action: TurnAction, view: SheetView, stream: Stream,
+                 spent: Sequence[str]) -> int:
+    """CMB-TURN-9..12/16, OQ-CMB-7 c/d: the attacks ``action`` still allows ``view``'s hero this
+    round — ``per`` uses × ``attacks`` each (none without ``attacks``; a multiclass hero's
+    largest per class, CMB-TURN-11), less those ``spent`` already took (one entry per attack,
+    by budget id); never below 0."""
+    per = evaluate(action.per, sheet_reader(view), stream).value
+    each = largest_per_class(view, action.attacks, stream) if action.attacks is not None else 0
+    return max(max(per, 0) * max(each, 0) - spent.count(action.id), 0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from ..rules.memo import IdentityMemo, reuse_ends, shared_ends
 from ..rules.state import Character, Stack, State
 from ..rules.tracks import penalty_for, track_max, track_value
 from ..ruleset import Item
+from .fight import combat_block
 
 
 def instructions(game: Game) -> str:
@@ -237,11 +238,12 @@ def last_answers_block(answers: Sequence[Answer]) -> str:
 
 
 def state_context(game: Game, state: State, lines_of: StackLines | None = None) -> str:
-    """The GM section's blocks that depend on the state alone: instructions, inventory, sheet
-    and market, separated by blank lines (``lines_of``: remembered stack lines to reuse, see
-    :class:`StackLines`)."""
+    """The GM section's blocks that depend on the state alone: instructions, inventory, sheet,
+    market and, in a fight, COMBAT (:func:`~engine.text.fight.combat_block`, with the combat
+    lines of the instructions), separated by blank lines (``lines_of``: remembered stack
+    lines to reuse, see :class:`StackLines`)."""
     blocks = [instructions(game), inventory_block(game, state, lines_of),
-              sheet_block(game, state), market_block(game, state)]
+              sheet_block(game, state), market_block(game, state), combat_block(game, state)]
     return "\n\n".join(block for block in blocks if block)
 
 

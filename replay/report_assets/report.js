@@ -435,6 +435,65 @@ function drawLoot(box) {
       ["dropped"]));
   }
 }
+// Fights: per round the order, each attack's dice against the defence and the hit points
+// after it (one fold-out per fight, filled when opened: a long fight has many rounds).
+function signed(n) { return n < 0 ? "− " + -n : "+ " + n; }
+function fightRound(r) {
+  const box = el("div", "round");
+  box.dataset.round = r.round;
+  const head = el("h4", "", "Round " + r.round + " · message ");
+  head.appendChild(jumpLink(r.m));
+  box.appendChild(head);
+  box.appendChild(el("p", "order", "Order: " + r.order.map(([name, , init]) =>
+    name + " " + init).join(", ")));
+  const table = el("table"), top = el("tr");
+  for (const h of ["attack", "weapon", "dice", "modifier", "total", "defence", "result",
+    "damage dice", "damage", "hp after"]) top.appendChild(el("th", "", h));
+  table.appendChild(top);
+  for (const a of r.attacks) {
+    const tr = el("tr", a.why ? "refused" : a.result);
+    tr.title = a.x;
+    tr.appendChild(el("td", "", a.who + " → " + a.target));
+    if (a.why) {
+      const cell = el("td", "reason", a.why);
+      cell.colSpan = 9;
+      tr.appendChild(cell);
+    } else {
+      const dice = (a.dice || []).map((t) => "(" + t.join("+") + ")").join(" + ");
+      tr.append(el("td", "", a.weapon), el("td", "", (a.rolls || []).join(", ")),
+        el("td", "", signed(a.mod)), el("td", "", a.total), el("td", "", a.def),
+        el("td", "result", a.result), el("td", "", dice || "—"), el("td", "", a.dmg),
+        el("td", "", a.hp + "/" + a.hpMax));
+    }
+    table.appendChild(tr);
+  }
+  box.appendChild(table);
+  box.appendChild(el("p", "hp", "Hit points after: " + r.hp.map(([name, now, most]) =>
+    name + " " + (now === null || now === undefined ? "?" : now + "/" + most)).join(" · ")));
+  return box;
+}
+function drawFights(box) {
+  heading(box, "Fights");
+  const fights = D.charts.fights || [];
+  if (!fights.length) { box.appendChild(el("p", "empty", "No fight was fought.")); return; }
+  fights.forEach((f, n) => {
+    const more = el("details", "fight");
+    more.dataset.fight = n;
+    more.appendChild(el("summary", "", "Fight " + (n + 1) + ": from "
+      + (f.start < 0 ? "before the chat" : where(f.start))
+      + (f.end !== null ? " to " + where(f.end) + ", " + f.outcome : ", still on")
+      + " · " + plural(f.rounds.length, "round")));
+    more.addEventListener("toggle", () => {
+      if (more.dataset.filled) return;
+      more.dataset.filled = "1";
+      const frag = document.createDocumentFragment();
+      for (const r of f.rounds) frag.appendChild(fightRound(r));
+      if (!f.rounds.length) frag.appendChild(el("p", "empty", "No attack was answered."));
+      more.appendChild(frag);
+    });
+    box.appendChild(more);
+  });
+}
 function showTab(name) {
   $("view-chat").hidden = name !== "chat";
   $("view-charts").hidden = name !== "charts";
@@ -445,6 +504,7 @@ function showTab(name) {
     drawWorth($("chart-worth"));
     drawChecks($("chart-checks"));
     drawLoot($("chart-loot"));
+    drawFights($("chart-fights"));
   }
 }
 

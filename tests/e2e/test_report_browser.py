@@ -21,7 +21,7 @@ import pytest
 from helpers import FIXTURES, ROOT, system_program
 
 import replay
-from replay.report import stack_label
+from replay.report import report_html, stack_label
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -263,4 +263,38 @@ def test_long_report_first_paint_and_a_late_turn(browser, tmp_path):
     assert page.page.locator("#chart-checks svg rect").count() >= len(SKILLS)
     screenshot(page.page, "report-long-charts.png", full=True)
     assert not page.errors and only_local(page.requests), page.errors
+    page.close()
+
+
+# A fight (issue 24) ----------------------------------------------------------------------------
+
+def test_fight_report_shows_each_round_with_its_dice_and_hit_points(browser, tmp_path):
+    """The report's Fights fold-out: a round per answered reply, its order with initiative,
+    each attack's dice, modifier, total against defence, result and damage dice, NO TIME
+    listed, hit points after the round (fixtures/chats/skirmish-fight.jsonl)."""
+    game = replay.load_ruleset(FIXTURES / "rulesets/skirmish.json")
+    transcript = replay.read_transcript(FIXTURES / "chats/skirmish-fight.jsonl")
+    state = replay.load_party(game, FIXTURES / "parties/skirmish.json", transcript.player_name)
+    out = tmp_path / "fight.html"
+    out.write_text(report_html(game, transcript, state), encoding="utf-8")
+    page = Page(browser, out)
+    page.page.click("#tab-charts")
+    fight = page.page.locator('#chart-fights details.fight[data-fight="0"]')
+    assert fight.locator("summary").inner_text() == \
+        "Fight 1: from message 2 (line 3), still on · 4 rounds"
+    fight.locator("summary").click()
+    page.page.wait_for_selector("#chart-fights details.fight[data-filled='1'] .round")
+    rounds = fight.locator(".round")
+    assert rounds.count() == 4
+    second = fight.locator('.round[data-round="2"]')
+    assert second.locator(".order").inner_text() == \
+        "Order: Ada 16, Goblin 15, Brannoc 9, Rat 2 3, Rat 1 2"
+    rows = second.locator("tr").all_inner_texts()
+    assert rows[1].split("\t") == ["Brannoc → Goblin", "Longsword", "14", "+ 5", "19", "13",
+                                   "hit", "(7)", "10", "4/14"]
+    assert rows[3].split("\t") == ["Brannoc → Goblin", "no-time"]
+    assert second.locator(".hp").inner_text() == (
+        "Hit points after: Ada 9/12 · Goblin 4/14 · Brannoc 12/12 · Rat 2 1/1 · Rat 1 1/1")
+    screenshot(page.page, "report-fight.png", full=True)
+    assert not page.errors and only_local(page.requests), (page.errors, page.requests)
     page.close()
