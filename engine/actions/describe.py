@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..rules.game import Game
-from ..rules.items import charges_left, charges_max
+from ..rules.items import charges_left, charges_max, read_stat
 from ..rules.state import Stack
 from ..ruleset import Item, ValueRef
-from ..ruleset.combat import Amount, StatRead
+from ..ruleset.combat import Amount
 
 
 def _signed(number: Any) -> str:
@@ -79,20 +79,6 @@ def stat_text(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-def stat_value(game: Game, item: Item, stat_id: str) -> Any:
-    """OQ-3: an item's effective value for a stat: its own, else the stat's ``default``."""
-    if stat_id in item.stats:
-        return item.stats[stat_id]
-    block = game.ruleset.items
-    declared = next((s for s in block.stats if s.id == stat_id), None) if block else None
-    return declared.default if declared is not None else None
-
-
-def read_stat(game: Game, item: Item, value: Any) -> Any:
-    """ITM-WPN-21: a value written out, or one of the item's own stats (OQ-3)."""
-    return stat_value(game, item, value.stat) if isinstance(value, StatRead) else value
 
 
 def _budget(game: Game, budget: str | None) -> str:

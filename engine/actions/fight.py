@@ -10,6 +10,7 @@ from typing import Any
 
 from ..dice import Stream
 from ..rules import reasons
+from ..rules.armour import foe_defences, typed_damage
 from ..rules.bags import item_of
 from ..rules.checks.read import CheckRead
 from ..rules.context import TurnContext
@@ -26,16 +27,16 @@ from ..rules.fight import (
 )
 from ..rules.formula import evaluate, foe_modifier, sheet_reader
 from ..rules.game import Game
-from ..rules.sheet import SheetView, ability_modifier
+from ..rules.sheet import SheetView
 from ..rules.state import Combatant, Encounter, Stack, State
-from ..ruleset import Formula, Item, Template, combat_kind, parse_formula
-from ..ruleset.combat import Abilities, Attack
+from ..rules.weapons import damage_of, to_hit
+from ..ruleset import Item, Template, combat_kind
+from ..ruleset.combat import Attack
 from ..ruleset.fight import ROLL_HIGH, Combat
 from .answers import Answer, accepted, refused
 from .attrs import RAW, TEXT, WHO
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
 from .declare import Refusal, Request, action, attr, request
-from .describe import read_stat
 
 OUTCOMES = ("victory", "defeat", "fled", "truce")
 RANGES = ("near", "far")
@@ -382,55 +383,6 @@ def _budget(game: Game, named: str, attack: Attack | None) -> str | Refusal:
                 actions[0].id if actions else "action")
 
 
-def _whole(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return int(value)
-
-
-def _best(game: Game, view: SheetView, item: Item, abilities: Abilities | None) -> int:
-    """ITM-WPN-6/12: the best modifier of the abilities named (a finesse weapon names two)."""
-    named = read_stat(game, item, abilities)
-    listed = [named] if isinstance(named, str) else named if isinstance(named, list) else []
-    known = {a.id for a in game.ruleset.sheet.abilities}
-    mods = [int(ability_modifier(game, view.ability_score(a))) for a in listed if a in known]
-    return max(mods) if mods else 0
-
-
-def to_hit(game: Game, view: SheetView, item: Item, attack: Attack) -> int:
-    """ITM-WPN-6, 8, 9, 10: what a weapon adds to hit — the best of its abilities, the
-    proficiency bonus where its proficiency value is above 0, its bonus, the wearer's sheet
-    bonus. (ITM-WPN-7's ``skill`` is not added yet.)"""
-    hit = attack.to_hit
-    if hit is None:
-        return 0
-    total = _best(game, view, item, hit.abilities) + _whole(read_stat(game, item, hit.bonus))
-    res = game.ruleset.resolution
-    if hit.proficiency is not None and view.value(hit.proficiency) > 0 and res is not None \
-            and res.proficiency is not None:
-        total += int(view.value(res.proficiency.bonus))
-    if hit.sheet_bonus is not None:
-        total += int(view.value(hit.sheet_bonus))
-    return total
-
-
-def damage_of(game: Game, view: SheetView, item: Item,
-              attack: Attack) -> tuple[Formula | None, int, str | None]:
-    """ITM-WPN-12/14: the weapon's damage dice, the flat part (the best of its damage
-    abilities, its bonus, the wearer's sheet bonus) and its damage type."""
-    damage = attack.damage
-    if damage is None:
-        return None, 0, None
-    dice = read_stat(game, item, damage.dice)
-    formula = parse_formula(str(dice)) if isinstance(dice, str) and dice else None
-    flat = _best(game, view, item, damage.abilities) + _whole(read_stat(game, item, damage.bonus))
-    if damage.sheet_bonus is not None:
-        flat += int(view.value(damage.sheet_bonus))
-    kind = read_stat(game, item, damage.type)
-    return (formula if isinstance(formula, Formula) else None, flat,
-            str(kind) if isinstance(kind, str) else None)
-
-
 def _round(encounter: Encounter, ctx: TurnContext) -> Encounter:
     """DESIGN.md "Rounds": a reply with an answered attack is one round of the encounter; a
     new round gives every combatant its whole budget again."""
@@ -478,6 +430,7 @@ ATTACK_RECORD = {
     "result": "hit, miss or critical", "damage": "the damage dealt (0 on a miss)",
     "damageRolls": "the damage dice, per dice term", "damageType": "the weapon's damage type",
     "hp": "the target's hit points after", "hpMax": "the target's most hit points",
+    "affectedBy": "the target's typed defences that changed the damage (ITM-DEF-4..8)",
     "events": "felled:<name>, end:victory",
 }
 
@@ -577,14 +530,22 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         struck = strike(formula, sheet_reader(view, given), result == "critical",
                         foe.hp or 0, keyed.stream(strike_key, "damage"),
                         flat)
-        record.update({"damage": struck.damage, "hp": struck.hp,
+        # ITM-DEF-4..8, ITM-WPN-27: the foe's typed defences against the weapon's type and tags
+        tags = frozenset(armed[1].tags) if armed is not None else frozenset()
+        dealt, guards = typed_damage(struck.damage, kind, foe_defences(game, foe), tags)
+        hp = max((foe.hp or 0) - dealt, 0)
+        record.update({"damage": dealt, "hp": hp,
                        "damageRolls": [list(r.faces) for r in struck.rolls.rolls]})
+        if guards:
+            record["affectedBy"] = [g.text for g in guards]
         if kind is not None:
             record["damageType"] = kind
         dice = " + ".join(f"{r} ({'+'.join(map(str, r.faces))})" for r in struck.rolls.rolls)
         added = f" {'+' if flat >= 0 else '-'} {abs(flat)}" if flat else ""
         text += f", {dice or formula.text}{added} = {struck.damage}" + (f" {kind}" if kind else "")
-        foe = foe.model_copy(update={"hp": struck.hp})
+        if guards:
+            text += f" ({'; '.join(g.text for g in guards)}: {dealt})"
+        foe = foe.model_copy(update={"hp": hp})
     text += f" · {foe.name} {foe.hp}/{foe.hp_max}."
     combatants = list(encounter.combatants)
     combatants[target] = foe

@@ -103,11 +103,12 @@ class Struck:
 
 
 def strike(formula: Formula, resolve: Resolve, critical: bool, hp: int, stream: Stream,
-           flat: int = 0) -> Struck:
+           flat: int = 0, reroll_up_to: int = 0) -> Struck:
     """CMB-ATK-A5/A6: the damage of a hit, ``formula`` plus ``flat`` (a critical doubles the
     dice of each dice term, CMB-ATK-5, OQ-CMB-3), never below 0; hit points never go below
-    0."""
+    0. ``reroll_up_to``: a two-handed weapon's dice showing that or less, the critical's extra
+    dice too, are rerolled once (ITM-WPN-15, :attr:`WeaponNumbers.reroll_up_to`)."""
     tree = double_dice(formula.tree) if critical else formula.tree
-    rolled = evaluate(tree, resolve, stream)
+    rolled = evaluate(tree, resolve, stream, reroll_up_to)
     damage = max(rolled.value + flat, 0)
     return Struck(damage, rolled, max(hp - damage, 0))

@@ -13,7 +13,6 @@ from ..actions.describe import (
     charges_text,
     effect_text,
     stat_text,
-    stat_value,
     use_text,
 )
 from ..actions.describe import weapon_text as weapon_parts
@@ -23,7 +22,7 @@ from ..rules.bags import item_of, stack_limit
 from ..rules.carry import load, thresholds
 from ..rules.game import DEFAULT_STACK, Game
 from ..rules.gear import binding_max, bound_count, slots_in_use
-from ..rules.items import effect_part
+from ..rules.items import effect_part, stat_value
 from ..rules.layers import hidden_items, removed_coins
 from ..rules.money import count_text, family_coins, held_coins
 from ..rules.state import State
