@@ -157,6 +157,8 @@ def weapon_text(game: Game, item: Item) -> tuple[str, str, list[str]] | None:
         dealt = [str(d) for d in (read_stat(game, item, damage.dice),) if d not in (None, "")]
         if damage.abilities is not None:
             dealt.append(_abilities(game, item, damage.abilities))
+        if damage.sheet_bonus is not None:  # ITM-WPN-14: by its name on the sheet
+            dealt.append(_sheet_name(game, damage.sheet_bonus))
         bonus = read_stat(game, item, damage.bonus)
         if isinstance(bonus, int | float) and not isinstance(bonus, bool) and bonus:
             dealt.append(_number(bonus))
