@@ -51,7 +51,30 @@ def effect_text(game: Game, part: Mapping[str, Any]) -> str:
             phrases.append(f"{abilities.get(ability, ability)} at least {change['set']}")
         elif isinstance(change, Mapping) and change.get("add") is not None:
             phrases.append(f"{_signed(change['add'])} {abilities.get(ability, ability)}")
-    return "; ".join(phrases)
+    text = "; ".join(phrases)
+    guards = _guards(game, part)
+    return ", ".join([text, *guards] if text else guards)
+
+
+def _guards(game: Game, part: Mapping[str, Any]) -> list[str]:
+    """ITM-ARM-8: a part's typed defences — ``resists fire``, ``resists cut except silver``,
+    ``immune to Rattled``."""
+    found: list[str] = []
+    for key, verb in (("resist", "resists"), ("immune", "immune to"),
+                      ("vulnerable", "vulnerable to")):
+        entries = part.get(key)
+        for entry in entries if isinstance(entries, list | tuple) else ():
+            if isinstance(entry, str):
+                found.append(f"{verb} {entry}")
+            elif isinstance(entry, Mapping) and isinstance(entry.get("type"), str):
+                tags = entry.get("except")
+                unless = ", ".join(str(t) for t in tags) if isinstance(tags, list) else ""
+                found.append(f"{verb} {entry['type']}" + (f" except {unless}" if unless else ""))
+    labels = {c.id: c.label for c in game.ruleset.conditions}
+    immunities = part.get("conditionImmunities")
+    for ident in immunities if isinstance(immunities, list | tuple) else ():
+        found.append(f"immune to {labels.get(str(ident), str(ident))}")
+    return found
 
 
 def item_line(game: Game, name: str, item: Item) -> str:
