@@ -132,7 +132,7 @@ def _number(text: str) -> int | float:
 
 
 def _weapon_parts(pk: str, weapon: dict[str, Any], properties: list[tuple[str, str | None]]
-                  ) -> tuple[list[str], dict[str, Any], dict[str, int]]:
+                  ) -> tuple[list[str], dict[str, Any], dict[str, int], dict[str, Any] | None]:
     tags = ["simple" if weapon["is_simple"] else "martial"]
     if pk in HEAVY:
         tags.append("heavy")
@@ -148,13 +148,90 @@ def _weapon_parts(pk: str, weapon: dict[str, Any], properties: list[tuple[str, s
         tags.append("range")
         stats["range"] = f"{int(weapon['range'])}/{int(weapon['long_range'])}"
     hands = 2 if "two-handed" in tags else 1
-    return sorted(set(tags)), stats, {"hands": hands}
+    return sorted(set(tags)), stats, {"hands": hands}, _attack(pk, set(tags), weapon, stats)
+
+
+def _attack(pk: str, tags: set[str], weapon: dict[str, Any],
+            stats: dict[str, Any]) -> dict[str, Any] | None:
+    """ITM-WPN-1..19 in 5e's terms (SRD "Weapons"): d20 + the ability + the proficiency bonus
+    when the wielder's classes are proficient; finesse takes the better of Strength and
+    Dexterity, a ranged (ammunition) weapon Dexterity, any other Strength (thrown too); a
+    melee weapon reaches 5 ft (10 with reach), a ranged or thrown one has its range; a
+    versatile one deals its two-handed dice with a hand free; a magic weapon's bonus adds to
+    hit and damage. The net deals no damage and makes no attack roll of this kind."""
+    if "damage" not in stats:
+        return None
+    abilities: str | list[str] = ["str", "dex"] if "finesse" in tags else (
+        "dex" if "ammunition" in tags else "str")
+    attack: dict[str, Any] = {
+        "budget": "action",
+        "toHit": {"abilities": abilities, "proficiency": {"derived": _proficiency(pk, tags)},
+                  "bonus": {"stat": "magic_bonus"}},
+        "damage": {"dice": {"stat": "damage"}, "abilities": abilities,
+                   "bonus": {"stat": "magic_bonus"}, "type": {"stat": "damage_type"}},
+    }
+    if "ammunition" not in tags:  # a melee weapon, or a thrown one: a strike up close
+        attack["reach"] = 10 if "reach" in tags else 5
+    if weapon["range"]:
+        attack["range"] = {"normal": int(weapon["range"]), "long": int(weapon["long_range"])}
+    if "versatile_damage" in stats:
+        attack["versatile"] = {"stat": "versatile_damage"}
+    return attack
+
+
+# SRD class proficiencies: which classes are proficient with simple and martial weapons, and
+# the classes proficient only with some weapons (bard and rogue, monk, druid, sorcerer and
+# wizard). Each group is a derived value, above 0 when the character is proficient.
+SIMPLE_CLASSES = ["barbarian", "bard", "cleric", "fighter", "monk", "paladin", "ranger",
+                  "rogue", "warlock"]
+MARTIAL_CLASSES = ["barbarian", "fighter", "paladin", "ranger"]
+WEAPON_GROUPS: list[tuple[str, str, str, list[str], list[str]]] = [
+    # (derived id, label, simple or martial, other classes, weapons)
+    ("proficient_light_blades", "Proficient with longswords, rapiers, hand crossbows",
+     "martial", ["bard", "rogue"], ["crossbow-hand", "longsword", "rapier"]),
+    ("proficient_shortsword", "Proficient with shortswords", "martial",
+     ["bard", "monk", "rogue"], ["shortsword"]),
+    ("proficient_scimitar", "Proficient with scimitars", "martial", ["druid"], ["scimitar"]),
+    ("proficient_druid_weapons", "Proficient with clubs, javelins, maces, sickles, spears",
+     "simple", ["druid"], ["club", "javelin", "mace", "sickle", "spear"]),
+    ("proficient_caster_weapons", "Proficient with daggers, darts, slings, quarterstaffs",
+     "simple", ["druid", "sorcerer", "wizard"], ["dagger", "dart", "quarterstaff", "sling"]),
+    ("proficient_light_crossbow", "Proficient with light crossbows", "simple",
+     ["sorcerer", "wizard"], ["crossbow-light"]),
+]
+
+
+def _proficiency(pk: str, tags: set[str]) -> str:
+    """The derived value that says whether the wielder is proficient with this weapon."""
+    ident = _entry_id(pk)
+    for derived, _, _, _, weapons in WEAPON_GROUPS:
+        if ident in weapons:
+            return derived
+    return "proficient_martial" if "martial" in tags else "proficient_simple"
+
+
+def _proficiency_derived() -> list[dict[str, Any]]:
+    def levels(classes: list[str]) -> list[dict[str, Any]]:
+        return [{"field": f"level_{name}"} for name in classes]
+
+    rows: list[dict[str, Any]] = [
+        {"id": "proficient_simple", "label": "Proficient with simple weapons", "op": "sum",
+         "of": levels(SIMPLE_CLASSES)},
+        {"id": "proficient_martial", "label": "Proficient with martial weapons", "op": "sum",
+         "of": levels(MARTIAL_CLASSES)},
+    ]
+    rows += [{"id": derived, "label": label, "op": "sum",
+              "of": [{"derived": f"proficient_{kind}"}, *levels(classes)]}
+             for derived, label, kind, classes, _ in WEAPON_GROUPS]
+    return rows
 
 
 def _armor_stats(armor: dict[str, Any]) -> dict[str, Any]:
     stats: dict[str, Any] = {"armor_class": armor["ac_base"], "adds_dex": armor["ac_add_dexmod"]}
     if armor["ac_cap_dexmod"] is not None:
         stats["dex_cap"] = armor["ac_cap_dexmod"]
+    elif not armor["ac_add_dexmod"]:  # heavy armour: no Dexterity at all (the AC formula)
+        stats["dex_cap"] = 0
     if armor["strength_score_required"] is not None:
         stats["strength_required"] = armor["strength_score_required"]
     if armor["grants_stealth_disadvantage"]:
@@ -223,11 +300,13 @@ def _add_gear_parts(item: dict[str, Any], stats: dict[str, Any], fields: dict[st
                     properties: dict[Any, Any]) -> None:
     """What a weapon, an armour or a shield adds to an entry (mundane or magic alike)."""
     if fields["weapon"]:
-        tags, weapon_stats, slots = _weapon_parts(fields["weapon"], weapons[fields["weapon"]],
-                                                  properties.get(fields["weapon"], []))
+        tags, weapon_stats, slots, attack = _weapon_parts(
+            fields["weapon"], weapons[fields["weapon"]], properties.get(fields["weapon"], []))
         item["tags"] = sorted({*item["tags"], *tags})
         stats.update(weapon_stats)
         item["slots"] = slots
+        if attack is not None:
+            item["attack"] = attack
     if fields["armor"]:
         stats.update(_armor_stats(armors[fields["armor"]]))
         item["slots"] = {"body": 1}
@@ -353,7 +432,7 @@ def sheet() -> dict[str, Any]:
         "abilities": [{"id": ident, "label": label, "min": 1, "max": 30, "default": 10}
                       for ident, label in ABILITIES],
         "skills": [{"id": ident, "label": label, "ability": ability}
-                   for ident, label, ability in SKILLS],
+                   for ident, label, ability in SKILLS] + COMBAT_SKILLS,
         "saves": [{"id": ident, "label": f"{label} saving throw", "ability": ident}
                   for ident, label in ABILITIES],
         "fields": fields,
@@ -377,8 +456,41 @@ def sheet() -> dict[str, Any]:
              "of": [{"field": "knows_trade"}]},
             {"id": "passive_perception", "label": "Passive Wisdom (Perception)", "op": "sum",
              "of": [{"const": 10}, {"abilityMod": "wis"}]},
+            *_proficiency_derived(),
+            *_armour_derived(),
         ],
     }
+
+
+# The two combat-only checks (CMB-ATK-2): the attack roll (its ability is the weapon's,
+# ITM-WPN-6) and initiative (d20 + Dexterity).
+COMBAT_SKILLS = [{"id": "attack", "label": "Attack roll", "ability": "str"},
+                 {"id": "initiative", "label": "Initiative", "ability": "dex"}]
+
+
+def _worn(stat: str, pick: str, default: float | None = None,
+          **only: str) -> dict[str, Any]:
+    spec: dict[str, Any] = {"stat": stat, "from": "worn", "pick": pick, **only}
+    if default is not None:
+        spec["default"] = default
+    return {"itemStat": spec}
+
+
+def _armour_derived() -> list[dict[str, Any]]:
+    """What the AC formula reads off the worn items (ITM-ARM-9, SRD "Armor and Shields"):
+    the body armour's base AC (10 unarmoured) and its Dexterity cap (none: 99; heavy armour
+    0), the shield's +2, and the magic bonus of worn armour and shields."""
+    return [
+        {"id": "armor_base", "label": "Armor's base AC", "op": "sum",
+         "of": [_worn("armor_class", "max", 10, slot="body")]},
+        {"id": "armor_dex_cap", "label": "Dex modifier to AC at most", "op": "sum",
+         "of": [_worn("dex_cap", "min", 99, slot="body")]},
+        {"id": "shield_bonus", "label": "Shield's AC bonus", "op": "sum",
+         "of": [_worn("ac_bonus", "max")]},
+        {"id": "armor_magic", "label": "Magic armor and shield bonus", "op": "sum",
+         "of": [_worn("magic_bonus", "sum", category="armor"),
+                _worn("magic_bonus", "sum", category="shield")]},
+    ]
 
 
 def conditions() -> list[dict[str, Any]]:
@@ -407,6 +519,10 @@ def resolution() -> dict[str, Any]:
         "proficiency": {"bonus": {"derived": "proficiency_bonus"}},
         "advantage": True,
         "naturals": "none",
+        # SRD "Rolling 1 or 20": only an attack roll hits on a natural 20 (a critical) and
+        # misses on a natural 1 (CMB-ATK-3).
+        "overrides": [{"id": "attack-rolls", "label": "Attack rolls", "skills": ["attack"],
+                       "set": {"naturals": "both"}}],
         "difficultyLadder": [
             {"label": "Very easy", "dc": 5}, {"label": "Easy", "dc": 10},
             {"label": "Medium", "dc": 15}, {"label": "Hard", "dc": 20},
@@ -615,6 +731,91 @@ def items_block() -> dict[str, Any]:
     }
 
 
+def _extra_attack() -> str:
+    """SRD "Extra Attack": two attacks an Attack action from level 5 of a barbarian, fighter,
+    monk, paladin or ranger; a fighter three from 11 and four from 20."""
+    levels = ", ".join(f"@level.{name}"
+                       for name in ("fighter", "barbarian", "monk", "paladin", "ranger"))
+    return (f"1 + min(1, floor(max({levels}) / 5)) + min(1, floor(@level.fighter / 11))"
+            " + min(1, floor(@level.fighter / 20))")
+
+
+def _template(role: str, label: str, attribute: str, hp: str, defence: str, attack: str,
+              damage: str, loot: str, attacks: str | None = None) -> dict[str, Any]:
+    fight = {"defence": defence, "attack": attack, "damage": damage}
+    if attacks is not None:
+        fight["attacks"] = attacks
+    return {"role": role, "label": label, "defaults": {"attribute": attribute},
+            "tracks": {"hp": hp}, "combat": fight, "loot": loot}
+
+
+def templates() -> list[dict[str, Any]]:
+    """CMB-TPL-1..8: the spec's standard template as written, and gmtags' own minion, elite
+    and boss in the numbers of the SRD's monsters by challenge (a goblin's AC 15 and +4, an
+    ogre's 59 hit points, a young dragon's three attacks). A template names one loot table,
+    so each role drops from the challenge band it stands for."""
+    return [
+        _template("standard", "Standard", "min(5, floor((@tier + 1) / 2))", "8 + 6 * @tier",
+                  "12 + @tier", "@tier", "(@tier)d6 + @tier", "individual_cr0_4"),
+        _template("minion", "Minion", "floor((@tier + 1) / 2)", "4 * @tier", "11 + @tier",
+                  "@tier + 2", "1d6 + @tier", "individual_cr0_4"),
+        _template("elite", "Elite", "min(6, @tier + 1)", "15 * @tier + 10", "13 + @tier",
+                  "@tier + 4", "(@tier)d8 + @tier + 2", "individual_cr5_10", "2"),
+        _template("boss", "Boss", "min(7, @tier + 2)", "30 * @tier + 20", "14 + @tier",
+                  "@tier + 6", "(@tier + 1)d10 + @tier + 3", "hoard_cr5_10", "3"),
+    ]
+
+
+def combat_conditions() -> list[dict[str, Any]]:
+    """The fight keys of the SRD conditions (SRD "Conditions"): who cannot act, attack rolls
+    with advantage (edge 1) or disadvantage (-1), hits that are critical up close, and the
+    petrified creature's resistance to all damage and immunity to poison."""
+    cannot: dict[str, Any] = {"noActions": True}
+    helpless = [{"edge": 1}, {"edge": 1, "reach": "near", "crit": True}]
+    return [
+        {"condition": "blinded", "edge": -1, "checks": ["attack"], "against": [{"edge": 1}]},
+        {"condition": "frightened", "edge": -1, "checks": ["attack"]},
+        {"condition": "incapacitated", **cannot},
+        {"condition": "invisible", "edge": 1, "checks": ["attack"], "against": [{"edge": -1}]},
+        {"condition": "paralyzed", **cannot, "against": helpless},
+        {"condition": "petrified", **cannot, "against": [{"edge": 1}],
+         "resist": list(DAMAGE_TYPES), "immune": ["poison"],
+         "conditionImmunities": ["poisoned"]},
+        {"condition": "poisoned", "edge": -1, "checks": ["attack"]},
+        {"condition": "prone", "edge": -1, "checks": ["attack"],
+         "against": [{"edge": 1, "reach": "near"}, {"edge": -1, "reach": "far"}]},
+        {"condition": "restrained", "edge": -1, "checks": ["attack"], "against": [{"edge": 1}]},
+        {"condition": "stunned", **cannot, "against": [{"edge": 1}]},
+        {"condition": "unconscious", **cannot, "against": helpless},
+    ]
+
+
+def combat() -> dict[str, Any]:
+    """Formula combat that fights like 5e (spec/combat.md Part A): a d20 attack roll with the
+    weapon's numbers against AC; AC is the worn armour's base plus the Dexterity modifier up
+    to its cap (none for heavy armour; 10 + Dex unarmoured), the shield's +2 and magic
+    bonuses; an unarmed strike deals 1 + Strength; initiative is d20 + Dexterity."""
+    dex = "min(@dex.mod, @armor_dex_cap) * min(@armor_dex_cap, 1)"  # heavy armour: cap 0
+    return {
+        "kind": "formula",
+        "economy": {"budgets": [{"id": "action", "label": "Action"},
+                                {"id": "bonus", "label": "Bonus action"},
+                                {"id": "reaction", "label": "Reaction"}]},
+        "distance": {"unit": "ft"},
+        "turn": {"initiative": {"check": "initiative"},
+                 "actions": [{"id": "action", "name": "Action", "per": "1",
+                              "attacks": _extra_attack()},
+                             {"id": "bonus", "name": "Bonus action", "per": "1"},
+                             {"id": "reaction", "name": "Reaction", "per": "1"}]},
+        "attack": {"check": "attack",
+                   "defence": f"@armor_base + {dex} + @shield_bonus + @armor_magic",
+                   "damage": "1 + @str.mod"},
+        "templates": templates(),
+        "conditions": combat_conditions(),
+        "damageTypes": list(DAMAGE_TYPES),
+    }
+
+
 CATALOG_FILES = {
     "equipment": "Equipment (weapons, armor, ammunition)",
     "gear": "Adventuring gear, tools, trade goods, poisons, vehicles",
@@ -649,6 +850,7 @@ def build(srd: Path) -> dict[str, Any]:
         "catalogFiles": [f"srd5/{ident}.json" for ident in CATALOG_FILES],
         "layers": [{"id": "low-magic", "label": "Low magic: no seller carries magic items",
                     "items": {"unsold": [{"tag": "magical"}]}}],
+        "combat": combat(),
     }
     return files
 

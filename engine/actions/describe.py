@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..rules.game import Game
-from ..rules.items import charges_left, charges_max
+from ..rules.items import charges_left, charges_max, read_stat
 from ..rules.state import Stack
 from ..ruleset import Item, ValueRef
-from ..ruleset.combat import Amount, StatRead
+from ..ruleset.combat import Amount
 
 
 def _signed(number: Any) -> str:
@@ -51,7 +51,30 @@ def effect_text(game: Game, part: Mapping[str, Any]) -> str:
             phrases.append(f"{abilities.get(ability, ability)} at least {change['set']}")
         elif isinstance(change, Mapping) and change.get("add") is not None:
             phrases.append(f"{_signed(change['add'])} {abilities.get(ability, ability)}")
-    return "; ".join(phrases)
+    text = "; ".join(phrases)
+    guards = _guards(game, part)
+    return ", ".join([text, *guards] if text else guards)
+
+
+def _guards(game: Game, part: Mapping[str, Any]) -> list[str]:
+    """ITM-ARM-8: a part's typed defences — ``resists fire``, ``resists cut except silver``,
+    ``immune to Rattled``."""
+    found: list[str] = []
+    for key, verb in (("resist", "resists"), ("immune", "immune to"),
+                      ("vulnerable", "vulnerable to")):
+        entries = part.get(key)
+        for entry in entries if isinstance(entries, list | tuple) else ():
+            if isinstance(entry, str):
+                found.append(f"{verb} {entry}")
+            elif isinstance(entry, Mapping) and isinstance(entry.get("type"), str):
+                tags = entry.get("except")
+                unless = ", ".join(str(t) for t in tags) if isinstance(tags, list) else ""
+                found.append(f"{verb} {entry['type']}" + (f" except {unless}" if unless else ""))
+    labels = {c.id: c.label for c in game.ruleset.conditions}
+    immunities = part.get("conditionImmunities")
+    for ident in immunities if isinstance(immunities, list | tuple) else ():
+        found.append(f"immune to {labels.get(str(ident), str(ident))}")
+    return found
 
 
 def item_line(game: Game, name: str, item: Item) -> str:
@@ -79,20 +102,6 @@ def stat_text(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-def stat_value(game: Game, item: Item, stat_id: str) -> Any:
-    """OQ-3: an item's effective value for a stat: its own, else the stat's ``default``."""
-    if stat_id in item.stats:
-        return item.stats[stat_id]
-    block = game.ruleset.items
-    declared = next((s for s in block.stats if s.id == stat_id), None) if block else None
-    return declared.default if declared is not None else None
-
-
-def read_stat(game: Game, item: Item, value: Any) -> Any:
-    """ITM-WPN-21: a value written out, or one of the item's own stats (OQ-3)."""
-    return stat_value(game, item, value.stat) if isinstance(value, StatRead) else value
 
 
 def _budget(game: Game, budget: str | None) -> str:
@@ -171,6 +180,8 @@ def weapon_text(game: Game, item: Item) -> tuple[str, str, list[str]] | None:
         dealt = [str(d) for d in (read_stat(game, item, damage.dice),) if d not in (None, "")]
         if damage.abilities is not None:
             dealt.append(_abilities(game, item, damage.abilities))
+        if damage.sheet_bonus is not None:  # ITM-WPN-14: by its name on the sheet
+            dealt.append(_sheet_name(game, damage.sheet_bonus))
         bonus = read_stat(game, item, damage.bonus)
         if isinstance(bonus, int | float) and not isinstance(bonus, bool) and bonus:
             dealt.append(_number(bonus))

@@ -15,6 +15,7 @@ from tagparse import Tag
 
 from ..dice import Stream
 from ..rules import reasons
+from ..rules.armour import defences_of, foe_defences, typed_damage
 from ..rules.bags import item_of
 from ..rules.checks.read import CheckRead, Rolled
 from ..rules.context import TurnContext
@@ -38,17 +39,17 @@ from ..rules.fight import (
 from ..rules.fight_conditions import attack_edge, fight_over, held_back, names_of
 from ..rules.formula import foe_modifier, foe_reader, sheet_reader
 from ..rules.game import Game
-from ..rules.sheet import SheetView, ability_modifier
+from ..rules.sheet import SheetView
 from ..rules.state import Combatant, Encounter, JournalEntry, Stack, State
+from ..rules.weapons import numbers, to_hit
 from ..ruleset import Formula, Item, Template, combat_kind, parse_formula
-from ..ruleset.combat import Abilities, Attack
+from ..ruleset.combat import Attack
 from ..ruleset.fight import ROLL_HIGH, Combat
 from ..ruleset.formula import Number
 from .answers import Answer, accepted, refused
 from .attrs import RAW, TEXT
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
 from .declare import Reader, Refusal, Request, action, attr, request
-from .describe import read_stat
 from .loot import drop_table
 
 OUTCOMES = ("victory", "defeat", "fled", "truce")
@@ -466,55 +467,6 @@ def _budget(game: Game, named: str, attack: Attack | None) -> str | Refusal:
                 actions[0].id if actions else "action")
 
 
-def _whole(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return int(value)
-
-
-def _best(game: Game, view: SheetView, item: Item, abilities: Abilities | None) -> int:
-    """ITM-WPN-6/12: the best modifier of the abilities named (a finesse weapon names two)."""
-    named = read_stat(game, item, abilities)
-    listed = [named] if isinstance(named, str) else named if isinstance(named, list) else []
-    known = {a.id for a in game.ruleset.sheet.abilities}
-    mods = [int(ability_modifier(game, view.ability_score(a))) for a in listed if a in known]
-    return max(mods) if mods else 0
-
-
-def to_hit(game: Game, view: SheetView, item: Item, attack: Attack) -> int:
-    """ITM-WPN-6, 8, 9, 10: what a weapon adds to hit — the best of its abilities, the
-    proficiency bonus where its proficiency value is above 0, its bonus, the wearer's sheet
-    bonus. (ITM-WPN-7's ``skill`` is not added yet.)"""
-    hit = attack.to_hit
-    if hit is None:
-        return 0
-    total = _best(game, view, item, hit.abilities) + _whole(read_stat(game, item, hit.bonus))
-    res = game.ruleset.resolution
-    if hit.proficiency is not None and view.value(hit.proficiency) > 0 and res is not None \
-            and res.proficiency is not None:
-        total += int(view.value(res.proficiency.bonus))
-    if hit.sheet_bonus is not None:
-        total += int(view.value(hit.sheet_bonus))
-    return total
-
-
-def damage_of(game: Game, view: SheetView, item: Item,
-              attack: Attack) -> tuple[Formula | None, int, str | None]:
-    """ITM-WPN-12/14: the weapon's damage dice, the flat part (the best of its damage
-    abilities, its bonus, the wearer's sheet bonus) and its damage type."""
-    damage = attack.damage
-    if damage is None:
-        return None, 0, None
-    dice = read_stat(game, item, damage.dice)
-    formula = parse_formula(str(dice)) if isinstance(dice, str) and dice else None
-    flat = _best(game, view, item, damage.abilities) + _whole(read_stat(game, item, damage.bonus))
-    if damage.sheet_bonus is not None:
-        flat += int(view.value(damage.sheet_bonus))
-    kind = read_stat(game, item, damage.type)
-    return (formula if isinstance(formula, Formula) else None, flat,
-            str(kind) if isinstance(kind, str) else None)
-
-
 def _round(encounter: Encounter, ctx: TurnContext) -> Encounter:
     """DESIGN.md "Rounds": a reply with an answered attack is one round of the encounter; a
     new round gives every combatant its whole budget again."""
@@ -576,8 +528,9 @@ ATTACK_RECORD = {
     "events": "down:<hero>, felled:<foe>, end:victory, end:defeat (CMB-CARD-1)",
     "loot": "a won fight's drops: each felled foe's loot table, its dice and where each drop "
             "went (ITM-LOOT-12/14)",
-    "affectedBy": "what the conditions of attacker and target did to the attack, read before "
-                  'its dice (CMB-MOD-1/2): "Prone (near): advantage"',
+    "affectedBy": "what affected the attack (CMB-MOD-2): the conditions of attacker and "
+                  'target, read before its dice ("Prone (near): advantage"), and the '
+                  "target's typed defences that changed the damage (ITM-DEF-4..8)",
     "roundEnd": "the round's last attack: each condition saved against or counted down at the "
                 "end of the round (CMB-COND-3..6): who, condition, rounds (left), save, dc, "
                 "rolls, total, saved, ended",
@@ -690,21 +643,32 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         record["affectedBy"] = list(edge.affected_by)
     text = f"{hero.name} → {foe.name} ({record['weapon']}): {rolled.shown} · {result}"
     if result != "miss":
-        formula, flat, kind = (damage_of(game, view, armed[1], armed[2]) if armed is not None
-                               else (None, 0, None))
+        weapon = numbers(game, view, armed[1], armed[2]) if armed is not None else None
+        formula = weapon.damage if weapon is not None else None
+        flat = weapon.flat if weapon is not None else 0
+        kind = weapon.damage_type if weapon is not None else None
         if formula is None:  # unarmed, or a weapon without damage dice: the system's damage
             formula, flat = rule.damage, 0
         given = {ROLL_HIGH: max(rolled.rolls) if rolled.rolls else 0}
         struck = strike(formula, sheet_reader(view, given), result == "critical",
-                        foe.hp or 0, ctx.for_tag(0).stream(strike_key, "damage"), flat)
-        record.update({"damage": struck.damage, "hp": struck.hp,
+                        foe.hp or 0, ctx.for_tag(0).stream(strike_key, "damage"), flat,
+                        weapon.reroll_up_to if weapon is not None else 0)
+        # ITM-DEF-4..8, ITM-WPN-27: the foe's typed defences against the weapon's type and tags
+        tags = weapon.tags if weapon is not None else frozenset()
+        dealt, guards = typed_damage(struck.damage, kind, foe_defences(game, foe), tags)
+        hp = max((foe.hp or 0) - dealt, 0)
+        record.update({"damage": dealt, "hp": hp,
                        "damageRolls": [list(r.faces) for r in struck.rolls.rolls]})
+        if guards:  # CMB-MOD-2: what affected it, the conditions' edges first
+            record["affectedBy"] = [*edge.affected_by, *(g.text for g in guards)]
         if kind is not None:
             record["damageType"] = kind
         dice = " + ".join(f"{r} ({'+'.join(map(str, r.faces))})" for r in struck.rolls.rolls)
         added = f" {'+' if flat >= 0 else '-'} {abs(flat)}" if flat else ""
         text += f", {dice or formula.text}{added} = {struck.damage}" + (f" {kind}" if kind else "")
-        foe = foe.model_copy(update={"hp": struck.hp})
+        if guards:
+            text += f" ({'; '.join(g.text for g in guards)}: {dealt})"
+        foe = foe.model_copy(update={"hp": hp})
     text += f" · {foe.name} {foe.hp}/{foe.hp_max}."
     if edge.affected_by:  # CMB-MOD-2: "Affected by: Prone (near): advantage"
         text += f" Affected by: {' · '.join(edge.affected_by)}."
@@ -775,11 +739,21 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
         reader = foe_reader(game.ruleset, foe.tier or 1, foe.modifier or 0)
         struck = strike(_foe_damage(foe), reader, result == "critical", health.hp,
                         ctx.for_tag(0).stream(strike_key, "damage"))
-        state, after = hurt(game, state, hero, struck.damage)
+        # CMB-TYPE-1, ITM-DEF-4..8: the foe's damage type against what the hero resists
+        kind = foe.damage_type
+        dealt, guards = typed_damage(struck.damage, kind, defences_of(game, state, hero))
+        state, after = hurt(game, state, hero, dealt)
         dice = " + ".join(f"{r} ({'+'.join(map(str, r.faces))})" for r in struck.rolls.rolls)
-        record.update({"damage": struck.damage, "hp": after.hp,
+        record.update({"damage": dealt, "hp": after.hp,
                        "damageRolls": [list(r.faces) for r in struck.rolls.rolls]})
-        text += f", {struck.damage} damage" + (f" ({dice})" if dice else "")
+        if kind is not None:
+            record["damageType"] = kind
+        if guards:
+            record["affectedBy"] = [*edge.affected_by, *(g.text for g in guards)]
+        text += f", {struck.damage} damage" + (f" {kind}" if kind else "") + (
+            f" ({dice})" if dice else "")
+        if guards:
+            text += f" ({'; '.join(g.text for g in guards)}: {dealt})"
     if health.temporary:
         record["temporary"] = after.temporary
     text += f" · {name} {after.hp}/{after.hp_max}"

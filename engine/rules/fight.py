@@ -15,6 +15,7 @@ from ..dice import Stream
 from ..ruleset import Formula, Template, combat_kind
 from ..ruleset.fight import TurnAction
 from ..ruleset.formula import Reference, double_dice, references
+from .armour import defence_of
 from .formula import Evaluation, Resolve, evaluate, foe_modifier, foe_reader, sheet_reader
 from .game import Game
 from .sheet import SheetView
@@ -88,7 +89,21 @@ def make_foe(game: Game, template: Template, tier: int, name: str, joined: int,
     return Combatant(name=name, side="foes", initiative=initiative, joined=joined, hp=hp,
                      hp_max=hp, defence=defence, attack=attack, damage=numbers.damage.text,
                      role=template.role, tier=tier, modifier=modifier, attacks=attacks,
-                     loot=template.loot)
+                     loot=template.loot, damage_type=foe_damage_type(game, template))
+
+
+def foe_damage_type(game: Game, template: Template) -> str | None:
+    """CMB-TYPE-1, OQ-CMB-9: a foe's strikes carry its template's ``damageType``; else the
+    system default, the first of ``combat.damageTypes``; None where the ruleset has neither
+    (damage words are then free text and no typed defence can meet an untyped strike)."""
+    if template.combat.damage_type is not None:
+        return template.combat.damage_type
+    combat = game.ruleset.combat
+    declared = combat.damage_types if combat is not None else None
+    if not declared:
+        return None
+    first = declared[0]
+    return first if isinstance(first, str) else first.id
 
 
 def in_order(combatants: Iterable[Combatant]) -> tuple[Combatant, ...]:
@@ -135,12 +150,13 @@ class Struck:
 
 
 def strike(formula: Formula, resolve: Resolve, critical: bool, hp: int, stream: Stream,
-           flat: int = 0) -> Struck:
+           flat: int = 0, reroll_up_to: int = 0) -> Struck:
     """CMB-ATK-A5/A6: the damage of a hit, ``formula`` plus ``flat`` (a critical doubles the
     dice of each dice term, CMB-ATK-5, OQ-CMB-3), never below 0; hit points never go below
-    0."""
+    0. ``reroll_up_to``: a two-handed weapon's dice showing that or less, the critical's extra
+    dice too, are rerolled once (ITM-WPN-15, :attr:`WeaponNumbers.reroll_up_to`)."""
     tree = double_dice(formula.tree) if critical else formula.tree
-    rolled = evaluate(tree, resolve, stream)
+    rolled = evaluate(tree, resolve, stream, reroll_up_to)
     damage = max(rolled.value + flat, 0)
     return Struck(damage, rolled, max(hp - damage, 0))
 
@@ -152,14 +168,7 @@ def hero_defence(game: Game, state: State, who: int) -> int:
     """CMB-ATK-6, CMB-ATK-A4: the number a foe's attack must reach to hit hero ``who`` —
     ``combat.attack.defence`` read on the hero's sheet (0 without one). The one place a
     hero's defence is worked out, so worn defences plug in here."""
-    combat = game.ruleset.combat
-    if combat is None or combat.attack is None:
-        return 0
-    character = state.characters[who]
-    # A defence is a number of the sheet; one written with dice rolls the same every time.
-    stream = Stream(state.seed, (), f"defence/{character.name.casefold()}")
-    return evaluate(combat.attack.defence, sheet_reader(SheetView(game, character, state)),
-                    stream).value
+    return defence_of(game, state, who)  # with what it wears and carries (ITM-ARM-3..9)
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,9 +77,10 @@ def _held(number: int | float | Fraction) -> Fraction:
 
 
 class _Evaluator:
-    def __init__(self, resolve: Resolve, stream: Stream) -> None:
+    def __init__(self, resolve: Resolve, stream: Stream, reroll_up_to: int = 0) -> None:
         self.resolve = resolve
         self.stream = stream
+        self.reroll_up_to = reroll_up_to
         self.rolls: list[TermRoll] = []
 
     def value(self, node: Node) -> Fraction:
@@ -110,17 +111,22 @@ class _Evaluator:
         sides = min(math.floor(self.value(node.sides)), MAX_SIDES)
         if sides < 1:
             count = 0
-        rolled = roll(DiceExpr(count, max(sides, 1)), self.stream)
-        self.rolls.append(TermRoll(count, max(sides, 1), rolled.faces))
-        return Fraction(rolled.total)
+        faces = roll(DiceExpr(count, max(sides, 1)), self.stream).faces
+        if self.reroll_up_to > 0:  # ITM-WPN-15: each low die rerolled once, the new one stands
+            faces = tuple(self.stream.die(sides) if face <= self.reroll_up_to else face
+                          for face in faces)
+        self.rolls.append(TermRoll(count, max(sides, 1), faces))
+        return Fraction(sum(faces))
 
 
-def evaluate(formula: Formula | Node, resolve: Resolve, stream: Stream) -> Evaluation:
+def evaluate(formula: Formula | Node, resolve: Resolve, stream: Stream,
+             reroll_up_to: int = 0) -> Evaluation:
     """Compute ``formula`` (or a tree, such as :func:`~engine.ruleset.formula.double_dice`'s
     for a critical) with ``resolve`` reading its references and ``stream`` its dice, left
-    to right."""
+    to right; with ``reroll_up_to`` above 0 every die showing that or less is rerolled once
+    (ITM-WPN-15), which draws at most twice the dice."""
     tree = formula.tree if isinstance(formula, Formula) else formula
-    evaluator = _Evaluator(resolve, stream)
+    evaluator = _Evaluator(resolve, stream, reroll_up_to)
     exact = evaluator.value(tree)
     return Evaluation(exact, tuple(evaluator.rolls))
 

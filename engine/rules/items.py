@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from ..dice import Stream, parse_dice, roll
 from ..ruleset import Item
 from ..ruleset.combat import Amount, StatRead
-from .game import CatalogItem
+from .game import CatalogItem, Game
 from .memo import IdentityMemo
 from .state import Stack
 
@@ -99,3 +99,17 @@ def roll_amount(amount: Amount, stream: Stream) -> int:
         if not isinstance(expr, str):  # the ruleset loader already refused bad notation
             total += roll(expr, stream).total
     return total
+
+
+def stat_value(game: Game, item: Item, stat_id: str) -> Any:
+    """OQ-3: an item's effective value for a stat: its own, else the stat's ``default``."""
+    if stat_id in item.stats:
+        return item.stats[stat_id]
+    block = game.ruleset.items
+    declared = next((s for s in block.stats if s.id == stat_id), None) if block else None
+    return declared.default if declared is not None else None
+
+
+def read_stat(game: Game, item: Item, value: Any) -> Any:
+    """ITM-WPN-21: a value written out, or one of the item's own stats (OQ-3)."""
+    return stat_value(game, item, value.stat) if isinstance(value, StatRead) else value

@@ -181,6 +181,7 @@ class Combatant(StateModel):
     modifier: int | None = None  # a foe's ability modifier (its template's defaults.attribute)
     attacks: int | None = Field(default=None, ge=0)  # a foe's attacks a round; None: one
     loot: str | None = None  # the loot table a felled foe drops (ITM-LOOT-11, CMB-TPL-8)
+    damage_type: str | None = None  # a foe's strikes' damage type (CMB-TYPE-1, CMB-TPL-8)
     # issue 24: what op="condition" applied in this fight; a hero's names are on its sheet too
     conditions: tuple[FightCondition, ...] = ()
     spent: tuple[str, ...] = ()  # the budget each of its attacks this round spent (CMB-TURN-9)

@@ -109,6 +109,9 @@ class TemplateCombat(RulesetModel):
     damage: FormulaText
     attacks: FormulaText | None = None
     """Attacks per round; one without it (DESIGN.md)."""
+    damage_type: str | None = None
+    """CMB-TYPE-1, OQ-CMB-9: the damage type of the foe's attacks (``damageType``); without
+    it a foe's strike has the first of ``combat.damageTypes``, else none."""
 
 
 class Template(RulesetModel):

@@ -29,6 +29,9 @@ from .values import ValueRef
 Where = tuple[str | int, ...]
 ValueCheck = Callable[[Where, ValueRef, bool], list[Problem]]
 _DEFENCES: TypeAdapter[Any] = TypeAdapter(Defences)
+# ITM-ARM-2: the condition effects a level cannot have, nor an item's worn or carried part.
+NOT_ON_ITEMS = frozenset({"half-move-to-stand", "ends-on-damage", "cannot-target-source",
+                          "cannot-target-source-side", "cannot-approach-source"})
 
 
 def fight_problems(ruleset: Ruleset, value_problems: ValueCheck) -> list[Problem]:
@@ -42,6 +45,7 @@ def fight_problems(ruleset: Ruleset, value_problems: ValueCheck) -> list[Problem
         problems += _formulas(ruleset, combat)
         problems += _templates(ruleset, combat)
         problems += _defences(ruleset, combat, value_problems)
+        problems += _sheet_hides(ruleset, combat)
     problems += _item_damage(ruleset)
     return problems
 
@@ -161,6 +165,11 @@ def _templates(ruleset: Ruleset, combat: Combat) -> list[Problem]:
     for index, template in enumerate(combat.templates):
         if template.loot is not None and template.loot not in tables:
             _add(problems, ("templates", index, "loot"), f'unknown loot table "{template.loot}"')
+        kind = template.combat.damage_type
+        words = combat.damage_words
+        if kind is not None and words is not None and kind not in words:  # ITM-DEF-13
+            _add(problems, ("templates", index, "combat", "damageType"),
+                 f'unknown damage type "{kind}"')
     if combat.sustain is not None:
         saves = {s.id for s in ruleset.sheet.saves} | {a.id for a in ruleset.sheet.abilities}
         if combat.sustain.save not in saves:
@@ -199,6 +208,40 @@ def _defences(ruleset: Ruleset, combat: Combat, value_problems: ValueCheck) -> l
         words = [t if isinstance(t, str) else t.id for t in combat.damage_types]
         for index, word in duplicates(words):
             _add(problems, ("damageTypes", index), f'duplicate damage type "{word}"')
+    return problems
+
+
+def _sheet_hides(ruleset: Ruleset, combat: Combat) -> list[Problem]:
+    """ITM-HIDES-2/8: each source names a sheet list — a catalog of entries a character
+    chooses (CHK-TAL-1), not an item catalog — whose ``column`` is an entry's text (a
+    string, or a list of them); a column read for condition immunities declares only
+    condition ids."""
+    problems: list[Problem] = []
+    conditions = {c.id.casefold() for c in ruleset.conditions}
+    lists = {c.id: (index, c) for index, c in enumerate(ruleset.catalogs) if c.holds != "items"}
+    for s_index, source in enumerate(combat.sheet_hides or ()):
+        found = lists.get(source.list_)
+        if found is None:
+            _add(problems, ("sheetHides", s_index, "list"),
+                 f'unknown list "{source.list_}" (a catalog that holds no items)')
+            continue
+        c_index, catalog = found
+        for e_index, entry in enumerate(catalog.entries):
+            value = (entry.filters or {}).get(source.column)
+            if value is None:
+                continue
+            at = ("catalogs", c_index, "entries", e_index, "filters", source.column)
+            texts = [value] if isinstance(value, str) else (
+                value if isinstance(value, list) else None)
+            if texts is None or not all(isinstance(t, str) for t in texts):
+                problems.append(Problem(pointer(*at), "a sheetHides column holds text"))
+                continue
+            if source.kind != "conditionImmunities":
+                continue
+            for text in texts:
+                for word in (w.strip() for w in text.split(",")):
+                    if word and word.casefold() not in conditions:
+                        problems.append(Problem(pointer(*at), f'unknown condition "{word}"'))
     return problems
 
 
@@ -254,9 +297,9 @@ def _item_damage(ruleset: Ruleset) -> list[Problem]:
                 continue
             where: Where = ("catalogs", c_index, "entries", e_index, "item")
             for key, effects in (("worn", item.worn), ("carried", item.carried)):
-                extra = effects.model_extra if effects is not None else None
-                if extra:
-                    problems += _effect_defences(ruleset, combat, (*where, key), extra)
+                if effects is not None:
+                    problems += _effect_defences(ruleset, combat, (*where, key),
+                                                 effects.model_extra or {}, effects.effects)
             if words is None:
                 continue
             typed: list[tuple[Where, str | None]] = []
@@ -281,10 +324,25 @@ def _attack_types(where: Where, attack: Attack) -> list[tuple[Where, str | None]
 
 
 def _effect_defences(ruleset: Ruleset, combat: Combat | None, where: Where,
-                     extra: dict[str, Any]) -> list[Problem]:
-    """ITM-ARM-4, ITM-DEF-10: ``resist``, ``vulnerable``, ``immune`` of a worn or carried
-    effect, in the creature form."""
+                     extra: dict[str, Any], effects: list[str]) -> list[Problem]:
+    """ITM-ARM-2/4/5, ITM-DEF-10: the effects, condition immunities and ``resist``,
+    ``vulnerable``, ``immune`` (in the creature form) of a worn or carried part."""
     problems: list[Problem] = []
+    for index, effect in enumerate(effects):  # ITM-ARM-2
+        if effect in NOT_ON_ITEMS:
+            problems.append(Problem(pointer(*where, "effects", index),
+                                    f'"{effect}" is no effect of an item (nobody put it on '
+                                    "its owner and it never ends by itself)"))
+    immunities = extra.get("conditionImmunities")
+    if immunities is not None:  # ITM-ARM-5
+        known = {c.id for c in ruleset.conditions}
+        if not isinstance(immunities, list) or not all(isinstance(c, str) for c in immunities):
+            problems.append(Problem(pointer(*where, "conditionImmunities"),
+                                    "a list of the ruleset's condition ids"))
+        else:
+            problems += [Problem(pointer(*where, "conditionImmunities", index),
+                                 f'unknown condition "{ident}"')
+                         for index, ident in enumerate(immunities) if ident not in known]
     defences: dict[str, Iterable[str | Except] | None] = {}
     for key in ("resist", "vulnerable", "immune"):
         if key not in extra:

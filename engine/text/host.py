@@ -13,17 +13,17 @@ from ..actions.describe import (
     charges_text,
     effect_text,
     stat_text,
-    stat_value,
     use_text,
 )
 from ..actions.describe import weapon_text as weapon_parts
 from ..actions.money import cost_text, purse_line
 from ..actions.placing import weight_text
+from ..rules.armour import defence_of, defences_of
 from ..rules.bags import item_of, stack_limit
 from ..rules.carry import load, thresholds
 from ..rules.game import DEFAULT_STACK, Game
 from ..rules.gear import binding_max, bound_count, slots_in_use
-from ..rules.items import effect_part
+from ..rules.items import effect_part, stat_value
 from ..rules.layers import hidden_items, removed_coins
 from ..rules.money import count_text, family_coins, held_coins
 from ..rules.state import State
@@ -108,6 +108,8 @@ class BagDetails(HostModel):
     limit: str | None = None
     encumbered: bool = False
     purse: str
+    defence: int | None = None  # CMB-ATK-6: in a ruleset that fights by formula
+    defences: tuple[str, ...] = ()  # ITM-HIDES-9: typed defences and their exceptions
 
 
 def _labels(rows: Sequence[Any]) -> dict[str, str]:
@@ -296,14 +298,18 @@ def describe_stack(game: Game, state: State, who: str | None,
 
 def describe_bag(game: Game, state: State, who: str | None) -> BagDetails | None:
     """A character's slots in use (ITM-SLOT-3), bound items against ``binding.max``
-    (ITM-BIND-1), load against ``encumberedAbove`` and ``limit`` (ITM-CARRY-2/3) and purse
-    (ITM-MONEY-6); None for a name nobody in the party has."""
+    (ITM-BIND-1), load against ``encumberedAbove`` and ``limit`` (ITM-CARRY-2/3), purse
+    (ITM-MONEY-6), defence and typed defences (CMB-ATK-6, ITM-HIDES-9); None for a name
+    nobody in the party has."""
     index = state.character_index(who)
     if index is None:
         return None
     character = state.characters[index]
-    details = BagDetails(who=character.name, stacks=len(character.bag),
-                         purse=purse_line(game, character, state))
+    combat = game.ruleset.combat
+    details = BagDetails(
+        who=character.name, stacks=len(character.bag), purse=purse_line(game, character, state),
+        defence=defence_of(game, state, index) if combat is not None and combat.attack else None,
+        defences=defences_of(game, state, index).lines(game))
     block = game.ruleset.items
     if block is None:
         return details

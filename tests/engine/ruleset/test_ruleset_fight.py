@@ -56,7 +56,14 @@ def fighting(**changes) -> dict:
                                      "ability": "wits"}]
     document["combat"] = copy.deepcopy(BLOCK)
     document["combat"].update(changes)
+    document["catalogs"].append(copy.deepcopy(TRAITS))
     return document
+
+
+# ITM-HIDES-2: the sheet list sheetHides reads — a catalog of entries a character chooses.
+TRAITS = {"id": "traits", "label": "Traits", "holds": "traits", "entries": [
+    {"id": "stonehide", "label": "Stonehide", "filters": {"resistance": "burn, cut except thrown",
+                                                         "calm": "rattled"}}]}
 
 
 def test_the_whole_formula_block_loads_typed() -> None:
@@ -237,6 +244,7 @@ def test_a_combat_block_rule_refuses_the_ruleset(name, mutate, problem) -> None:
 CONDITION = (*COMBAT, "conditions", 0)
 COAT = ("catalogs", 0, "entries", 4, "item")
 AXE = ("catalogs", 0, "entries", 1, "item")
+TRAIT = ("catalogs", 2, "entries", 0)
 DEFENCES = [
     ("ITM-DEF-9 vulnerable takes plain words",
      put((*CONDITION, "vulnerable"), [{"type": "pierce", "except": ["thrown"]}]),
@@ -277,6 +285,29 @@ DEFENCES = [
     ("ITM-HIDES-2 the four kinds (OQ-25)", put((*COMBAT, "sheetHides", 0, "kind"), "weak"),
      ["/combat/sheetHides/0/kind: Input should be 'resist', 'vulnerable', 'immune' or "
       "'conditionImmunities'"]),
+    ("ITM-HIDES-2 a list that is no catalog", put((*COMBAT, "sheetHides", 0, "list"), "feats"),
+     ['/combat/sheetHides/0/list: unknown list "feats" (a catalog that holds no items)']),
+    ("ITM-HIDES-2 an item catalog is no sheet list",
+     put((*COMBAT, "sheetHides", 0, "list"), "outfitter"),
+     ['/combat/sheetHides/0/list: unknown list "outfitter" (a catalog that holds no items)']),
+    ("ITM-HIDES-2 the column holds text", put((*TRAIT, "filters", "resistance"), 3),
+     ["/catalogs/2/entries/0/filters/resistance: a sheetHides column holds text"]),
+    ("ITM-HIDES-8 condition immunities name conditions",
+     put((*COMBAT, "sheetHides"), [{"list": "traits", "column": "calm",
+                                    "kind": "conditionImmunities"}]),
+     []),
+    ("ITM-HIDES-8 an unknown condition in the column",
+     lambda d: (put((*COMBAT, "sheetHides"), [{"list": "traits", "column": "calm",
+                                               "kind": "conditionImmunities"}])(d),
+                put((*TRAIT, "filters", "calm"), "rattled, dazed")(d)),
+     ['/catalogs/2/entries/0/filters/calm: unknown condition "dazed"']),
+    ("ITM-ARM-5 a worn condition immunity", put((*COAT, "worn", "conditionImmunities"),
+                                                ["rattled", "charmed"]),
+     ['/catalogs/0/entries/4/item/worn/conditionImmunities/1: unknown condition "charmed"']),
+    ("ITM-ARM-2 an effect an item cannot have", put((*COAT, "worn", "effects"),
+                                                    ["resist-all", "ends-on-damage"]),
+     ['/catalogs/0/entries/4/item/worn/effects/1: "ends-on-damage" is no effect of an item '
+      "(nobody put it on its owner and it never ends by itself)"]),
 ]
 
 
@@ -305,6 +336,7 @@ def test_every_fixture_ruleset_still_loads_with_the_typed_block(name) -> None:
     if written is not None:
         assert game.ruleset.combat is not None
         assert game.ruleset.combat.model_dump(by_alias=True, exclude_unset=True) == written
-    # skirmish*.json are the fixtures that fight by formula (tests/engine/test_fight*.py)
-    expected = ("formula",) if name.startswith("skirmish") else ("narrative", "symbol-pool")
+    # skirmish*.json and srd5.json fight by formula (tests/engine/test_fight*.py, test_weapons.py)
+    expected = ("formula",) if name.startswith("skirmish") or name == "srd5" else (
+        "narrative", "symbol-pool")
     assert combat_kind(game.ruleset) in expected

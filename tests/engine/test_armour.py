@@ -1,0 +1,209 @@
+"""A hero's defence and typed defences (engine/rules/armour.py; spec/items.md §8, §12.1–12.2):
+5e's AC from what is worn, worn modifiers to defence, resist/immune/vulnerable with the except
+form from conditions, levels, items and sheet rows, and what they do to a strike's damage."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from helpers import FIXTURES, answer, fixture_json
+
+import replay
+from engine import load_ruleset, start_state
+from engine.actions.describe import effect_text
+from engine.rules.armour import (
+    Guard,
+    Typed,
+    defence_of,
+    defence_parts,
+    defences_of,
+    foe_defences,
+    typed_damage,
+)
+from engine.rules.items import effect_part
+from engine.rules.state import State
+from engine.text.host import describe_bag
+
+SRD5 = replay.load_ruleset(FIXTURES / "rulesets/srd5.json")
+
+
+def srd5_hero(dex: int, bag: list[str], carried: tuple[str, ...] = ()) -> State:
+    stacks = [{"item": ref, "count": 1, "equipped": True} for ref in bag]
+    stacks += [{"item": ref, "count": 1} for ref in carried]
+    return replay.load_party(SRD5, {"seed": "ac", "characters": [
+        {"name": "Hero", "abilities": {"dex": dex, "str": 15}, "bag": stacks}]})
+
+
+@pytest.mark.parametrize(("dex", "bag", "carried", "ac"), [
+    (10, ["equipment/chain-mail", "equipment/shield"], (), 18),  # 16 + shield 2
+    (16, ["equipment/leather-armor"], (), 14),  # 11 + Dex 3
+    (14, [], (), 12),  # unarmoured: 10 + Dex
+    (8, [], (), 9),
+    (18, ["equipment/breastplate"], (), 16),  # medium: Dex up to +2
+    (8, ["equipment/plate-armor"], (), 18),  # heavy: no Dexterity, not even a penalty
+    (16, ["equipment/leather-armor"], ("equipment/shield",), 14),  # a carried shield: nothing
+])
+def test_cmb_atk_6_itm_arm_9_5e_armour_class_from_what_is_worn(dex, bag, carried, ac) -> None:
+    assert defence_of(SRD5, srd5_hero(dex, bag, carried), 0) == ac
+
+
+# --- a ruleset of its own: worn modifiers and typed defences ------------------------------
+
+GUARD = fixture_json("rulesets/skirmish.json")
+GUARD["conditions"] += [{"id": "stoneskin", "label": "Stoneskin"},
+                        {"id": "rattled", "label": "Rattled"}]
+GUARD["sheet"]["fields"] = [{"id": "level", "label": "Level", "type": "number", "default": 1}]
+GUARD["items"]["slots"] = [{"id": "hands", "label": "Hands", "count": 2},
+                           {"id": "finger", "label": "Finger", "count": 2}]
+GUARD["items"]["tags"] = [{"id": "magical", "label": "Magical"},
+                          {"id": "silver", "label": "Silver"}]
+GUARD["catalogs"][0]["entries"] += [
+    {"id": "ward-ring", "label": "Ward ring", "item": {
+        "category": "gear", "slots": {"finger": 1},
+        "worn": {"modifiers": [{"to": "defence", "flat": 1}], "resist": ["fire"],
+                 "conditionImmunities": ["rattled"]},
+        "carried": {"resist": [{"type": "cold", "except": ["silver"]}]}}},
+    {"id": "heavy-ring", "label": "Heavy ring", "item": {
+        "category": "gear", "slots": {"finger": 1},
+        "requires": [{"value": {"abilityScore": "str"}, "atLeast": 18,
+                      "otherwise": {"modifiers": [{"to": "defence", "flat": -2}],
+                                    "vulnerable": ["fire"]}}]}},
+    {"id": "silver-blade", "label": "Silver blade", "item": {
+        "category": "weapon", "slots": {"hands": 1}, "tags": ["silver", "magical"],
+        "attack": {"budget": "action", "toHit": {"abilities": "str", "bonus": 30},
+                   "damage": {"dice": "1d4", "abilities": "str", "bonus": 20,
+                              "type": "slashing"}}}},
+]
+GUARD["catalogs"].append({"id": "ancestry", "label": "Ancestry", "holds": "traits", "entries": [
+    {"id": "dwarf", "label": "Dwarf", "filters": {
+        "resistance": "poison, bludgeoning except magical silvered, frost", "calm": "Rattled"}},
+    {"id": "elf", "label": "Elf", "filters": {"resistance": "charm"}}]})
+GUARD["combat"].update({
+    "damageTypes": ["slashing", "piercing", "bludgeoning", "fire", "cold", "poison"],
+    "conditions": [{"condition": "paralyzed", "noActions": True},
+                   {"condition": "stoneskin", "resist": [
+                       {"type": "slashing", "except": ["magical"]}, "piercing"]}],
+    "levels": [{"id": "hardened", "label": "Hardened", "value": {"field": "level"},
+                "atLeast": 3, "immune": ["poison"]}],
+    "sheetHides": [{"list": "ancestry", "column": "resistance", "kind": "resist"},
+                   {"list": "ancestry", "column": "calm", "kind": "conditionImmunities"}]})
+GAME = load_ruleset(GUARD)
+
+
+def guarded(bag: list[dict], **character) -> State:
+    stacks = [{"count": 1, "equipped": True, **s} for s in bag]
+    return start_state(GAME, {"seed": "guard", "characters": [
+        {"name": "Hero", "abilities": {"str": 16, "dex": 14}, "bag": stacks, **character}]})
+
+
+def test_itm_arm_3_6_7_worn_modifiers_change_the_defence_named_after_the_item() -> None:
+    """10 + Dex 2 from the formula; the worn ring +1 (named after its stack, ITM-ARM-6); the
+    heavy ring's unmet Strength 18 costs 2 (ITM-ARM-7); carried, neither counts."""
+    assert defence_parts(GAME, guarded([]), 0) == (12, ())
+    assert defence_parts(GAME, guarded([{"item": "arms/ward-ring"}]), 0) == (
+        13, (("Ward ring", 1),))
+    both = guarded([{"item": "arms/ward-ring"}, {"item": "arms/heavy-ring"}])
+    assert defence_parts(GAME, both, 0) == (11, (("Ward ring", 1), ("Heavy ring", -2)))
+    carried = guarded([{"item": "arms/ward-ring", "equipped": False},
+                       {"item": "arms/heavy-ring", "equipped": False}])
+    assert defence_of(GAME, carried, 0) == 12
+    strong = guarded([{"item": "arms/heavy-ring"}], abilities={"str": 18, "dex": 14})
+    assert defence_of(GAME, strong, 0) == 12
+
+
+def g(kind, word, *tags, source="x") -> Guard:
+    return Guard(kind, word, frozenset(tags), source)
+
+
+@pytest.mark.parametrize(("damage", "kind", "tags", "guards", "dealt"), [
+    (9, "fire", (), [], 9),
+    (9, "fire", (), [g("resist", "fire")], 4),  # halved, rounded down
+    (9, "Fire", (), [g("resist", "fire")], 4),  # damage words match ignoring case
+    (9, "fire", (), [g("resist", "fire"), g("resist", "fire", source="y")], 4),  # ITM-DEF-6
+    (9, "fire", (), [g("resist", "fire"), g("immune", "fire")], 0),  # ITM-DEF-4
+    (9, "fire", (), [g("resist", "fire"), g("vulnerable", "fire")], 9),  # ITM-DEF-5
+    (9, "fire", (), [g("vulnerable", "fire")], 18),
+    (9, "cold", (), [g("resist", "fire"), g("immune", "poison")], 9),
+    (9, "slashing", ("magical",), [g("resist", "slashing", "magical")], 9),  # ITM-DEF-8
+    (9, "slashing", ("silver",), [g("resist", "slashing", "magical")], 4),
+    (9, "slashing", ("silver",), [g("immune", "slashing", "magical", "silver")], 9),
+    (9, None, (), [g("resist", "fire")], 9),  # untyped damage: no typed defence
+    (9, None, (), [g("resist", "*")], 4),  # resist-all (ITM-ARM-2)
+])
+def test_itm_def_4_8_typed_damage(damage, kind, tags, guards, dealt) -> None:
+    found, applied = typed_damage(damage, kind, Typed(tuple(guards)), frozenset(tags))
+    assert found == dealt
+    assert set(applied) <= set(guards)
+    assert bool(applied) == any(x.meets(kind, frozenset(tags)) for x in guards)
+
+
+def test_itm_def_1_2_10_hides_defences_from_conditions_levels_items_and_sheet_rows() -> None:
+    state = guarded([{"item": "arms/ward-ring"}, {"item": "arms/heavy-ring"}],
+                    conditions=["stoneskin"], fields={"level": 3},
+                    entries=["ancestry/dwarf"])
+    typed = defences_of(GAME, state, 0)
+    assert set(typed.guards) == {
+        g("resist", "slashing", "magical", source="Stoneskin"),
+        g("resist", "piercing", source="Stoneskin"),
+        g("immune", "poison", source="Hardened"),  # ITM-DEF-2: level 3 reached
+        g("resist", "fire", source="Ward ring"),  # worn, not its carried cold
+        g("vulnerable", "fire", source="Heavy ring"),  # the unmet requirement's otherwise
+        g("resist", "poison", source="Dwarf"),  # ITM-HIDES-3..5
+        g("resist", "bludgeoning", "magical", "silvered", source="Dwarf"),
+    }  # "frost" is no declared damage word: ignored (ITM-HIDES-7)
+    assert typed.condition_immunities == (("rattled", "Ward ring"), ("rattled", "Dwarf"))
+    assert typed.immune_to("Rattled") and not typed.immune_to("paralyzed")  # ITM-DEF-3
+    assert typed_damage(10, "fire", typed) == (10, tuple(
+        x for x in typed.guards if x.type == "fire"))  # ITM-DEF-5: they cancel
+    low = guarded([{"item": "arms/ward-ring", "equipped": False}], fields={"level": 2})
+    assert defences_of(GAME, low, 0).guards == (
+        g("resist", "cold", "silver", source="Ward ring"),)  # carried part; no level yet
+
+
+def test_itm_hides_4_removing_the_row_removes_its_defence() -> None:
+    with_row = guarded([], entries=["ancestry/dwarf"])
+    without = guarded([])
+    assert any(x.source == "Dwarf" for x in defences_of(GAME, with_row, 0).guards)
+    assert defences_of(GAME, without, 0) == Typed()
+
+
+def test_itm_hides_9_the_summary_shows_defence_and_defences() -> None:
+    state = guarded([{"item": "arms/ward-ring"}], entries=["ancestry/dwarf"])
+    details = describe_bag(GAME, state, "Hero")
+    assert details is not None and details.defence == 13
+    assert details.defences == (
+        "resists fire (Ward ring)", "resists poison (Dwarf)",
+        "resists bludgeoning except magical, silvered (Dwarf)",
+        "immune to Rattled (Ward ring)", "immune to Rattled (Dwarf)")
+
+
+def test_itm_arm_8_the_items_gm_line_names_its_defences() -> None:
+    ring = GAME.items["arms/ward-ring"].item
+    assert effect_text(GAME, effect_part(ring, "worn")) == (
+        "+1 on defence, resists fire, immune to Rattled")
+    assert effect_text(GAME, effect_part(ring, "carried")) == "resists cold except silver"
+
+
+def test_itm_wpn_27_28_a_foes_resistance_and_what_gets_through() -> None:
+    """A foe under stoneskin halves slashing unless the weapon is tagged magical; the record
+    names what applied (affectedBy)."""
+    base = guarded([{"item": "arms/silver-blade"}])
+    fight, answers = answer(GAME, base, '[combat: op="start" foe="Golem" role="standard" '
+                                        'tier="6"]')
+    assert answers[0].ok
+    fight, answers = answer(GAME, fight, '[combat: op="condition" who="Golem" add="stoneskin"]')
+    assert answers[0].ok, answers[0].text
+    stone = fight.encounter
+    index = stone.find("Golem")
+    assert foe_defences(GAME, stone.combatants[index]).guards[0].type == "slashing"
+    magic = answer(GAME, fight, '[attack: target="Golem"]', (1, 0))[1][0].record
+    assert "affectedBy" not in magic and magic["damage"] >= 23  # the magical tag passes
+    plain = copy.deepcopy(GUARD)
+    plain["catalogs"][0]["entries"][-1]["item"]["tags"] = ["silver"]
+    game = load_ruleset(plain)
+    record = answer(game, fight, '[attack: target="Golem"]', (1, 0))[1][0].record
+    rolled = sum(sum(faces) for faces in record["damageRolls"]) + 3 + 20
+    assert record["damage"] == rolled // 2
+    assert record["affectedBy"] == ["resists slashing except magical (Stoneskin)"]
+    assert record["hp"] == record["hpMax"] - rolled // 2
