@@ -104,6 +104,10 @@ class FakeModel:
     hold: Hold | None = None
     held: threading.Event = field(default_factory=threading.Event)  # a request is being held
     released: threading.Event = field(default_factory=threading.Event)  # ... and its caller left
+    # closed (cleared): every request waits here before it is answered, until the test sets it
+    gate: threading.Event = field(default_factory=threading.Event)
+    waiting: list[int] = field(default_factory=list)  # the caller's port of each request held
+    arrived: threading.Condition = field(default_factory=threading.Condition)
 
     @property
     def url(self) -> str:
@@ -121,6 +125,11 @@ class FakeModel:
             self.requests.append(body)
             self.headers.append(dict(request.headers))
             self.queries.append(request.url.query)
+            if not self.gate.is_set():
+                with self.arrived:
+                    self.waiting.append(request.client.port if request.client else 0)
+                    self.arrived.notify_all()
+                await asyncio.to_thread(self.gate.wait)
             if self.hold == "request":
                 self.held.set()
                 while (await request.receive())["type"] != "http.disconnect":
@@ -189,7 +198,10 @@ def model(fake_model: FakeModel) -> Iterator[FakeModel]:
     fake_model.hold = None
     fake_model.held.clear()
     fake_model.released.clear()
+    fake_model.waiting.clear()
+    fake_model.gate.set()
     yield fake_model
+    fake_model.gate.set()
 
 
 @pytest.fixture(scope="session")
@@ -239,6 +251,82 @@ class RedisServer:
         import redis
 
         redis.Redis.from_url(self.url).flushall()
+
+
+class RedisCluster:
+    """A throwaway Redis Cluster of three primaries (no replicas) on free loopback ports, each
+    node a ``redis-server --cluster-enabled yes`` in its own folder, nothing saved to disk."""
+
+    def __init__(self, folder: Path) -> None:
+        binary = system_program("redis-server", "the Redis Cluster tests")
+        cli = system_program("redis-cli", "the Redis Cluster tests (redis-cli --cluster create)")
+        self.ports = [free_port() for _ in range(3)]
+        self.processes: list[subprocess.Popen[str]] = []
+        for port in self.ports:
+            home = folder / str(port)
+            home.mkdir()
+            self.processes.append(subprocess.Popen(
+                [binary, "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+                 "--cluster-config-file", str(home / "nodes.conf"), "--save", "",
+                 "--appendonly", "no", "--dir", str(home), "--logfile", str(home / "log")]))
+        for port in self.ports:
+            _answering(port)
+        subprocess.run([cli, "--cluster", "create", *(f"127.0.0.1:{p}" for p in self.ports),
+                        "--cluster-replicas", "0", "--cluster-yes"],
+                       check=True, capture_output=True, timeout=60)
+        import redis
+
+        for port in self.ports:  # every node agrees the cluster is up before a test uses it
+            node = redis.Redis(port=port)
+            for _ in range(600):
+                if b"cluster_state:ok" in node.execute_command("CLUSTER", "INFO"):
+                    break
+                threading.Event().wait(0.05)
+            node.close()
+        self.url = f"redis+cluster://127.0.0.1:{self.ports[0]},127.0.0.1:{self.ports[1]}"
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.kill()
+            process.wait(timeout=30)
+
+
+class RedisSentinel:
+    """A redis-server and one Sentinel (``redis-server --sentinel``) watching it as ``gm``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.master = RedisServer()
+        binary = self.master.binary
+        self.port = free_port()
+        config = folder / "sentinel.conf"
+        config.write_text(f"port {self.port}\nbind 127.0.0.1\ndir {folder}\n"
+                          f"logfile {folder / 'sentinel.log'}\n"
+                          f"sentinel monitor gm 127.0.0.1 {self.master.port} 1\n")
+        self.process = subprocess.Popen([binary, str(config), "--sentinel"])
+        _answering(self.port)
+        self.url = f"redis+sentinel://127.0.0.1:{self.port}/gm"
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait(timeout=30)
+        self.master.stop()
+
+
+def _answering(port: int) -> None:
+    """Wait (up to 30 s) until the redis-server on ``port`` answers PING."""
+    import redis
+
+    client = redis.Redis(port=port, socket_connect_timeout=0.2, socket_timeout=0.2)
+    try:
+        for _ in range(300):
+            try:
+                if client.ping():
+                    return
+            except redis.ConnectionError:
+                threading.Event().wait(0.1)
+    finally:
+        client.close()
+    raise RuntimeError(f"redis-server on port {port} did not start")
 
 
 @pytest.fixture(scope="session")
