@@ -169,18 +169,10 @@ def redis_client(url: str, timeout: float) -> Any:
     nodes for the slots)."""
     import redis  # lazy: only the Redis backend needs the package
 
-    scheme, _, rest = url.partition("://")
+    scheme, nodes, path, options = _many_hosts(url)
     if scheme not in (CLUSTER_SCHEME, SENTINEL_SCHEME):
         return redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
-    netloc, _, path = rest.partition("/")
-    credentials, _, hosts = netloc.rpartition("@")
-    username, _, password = credentials.partition(":")
-    nodes = [_host_port(host) for host in hosts.split(",") if host]
-    if not nodes:
-        raise ValueError(f"{scheme}:// needs at least one host:port")
-    options: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout,
-                               "username": unquote(username) or None,
-                               "password": unquote(password) or None}
+    options = {**options, "socket_timeout": timeout, "socket_connect_timeout": timeout}
     if scheme == CLUSTER_SCHEME:
         from redis.cluster import ClusterNode, RedisCluster
 
@@ -189,11 +181,32 @@ def redis_client(url: str, timeout: float) -> Any:
     from redis.sentinel import Sentinel
 
     service, _, db = path.strip("/").partition("/")
-    if not service:
-        raise ValueError(f"{scheme}://hosts/<service> names the master's service")
     sentinels = Sentinel(  # type: ignore[no-untyped-call]
         nodes, socket_timeout=timeout, socket_connect_timeout=timeout)
     return sentinels.master_for(service, db=int(db or 0), **options)  # type: ignore[no-untyped-call]
+
+
+def _many_hosts(url: str) -> tuple[str, list[tuple[str, int]], str, dict[str, Any]]:
+    """(scheme, hosts, path, user and password) of a ``redis+cluster://`` or
+    ``redis+sentinel://`` URL; raises ValueError when it is malformed. Any other URL is
+    (scheme, [], "", {}): redis-py reads it."""
+    scheme, _, rest = url.partition("://")
+    if scheme not in (CLUSTER_SCHEME, SENTINEL_SCHEME):
+        return scheme, [], "", {}
+    netloc, _, path = rest.partition("/")
+    credentials, _, hosts = netloc.rpartition("@")
+    username, _, password = credentials.partition(":")
+    nodes = [_host_port(host) for host in hosts.split(",") if host]
+    if not nodes:
+        raise ValueError(f"{scheme}:// needs at least one host:port")
+    if scheme == SENTINEL_SCHEME:
+        service, _, db = path.strip("/").partition("/")
+        if not service:
+            raise ValueError(f"{scheme}://hosts/<service> names the master's service")
+        if db and not db.isdigit():
+            raise ValueError(f"{scheme}://hosts/{service}/<db>: the db is a number, not {db!r}")
+    return scheme, nodes, path, {"username": unquote(username) or None,
+                                 "password": unquote(password) or None}
 
 
 def _host_port(text: str) -> tuple[str, int]:
@@ -228,7 +241,7 @@ class RedisStore:
         self._url = url
         self._timeout = timeout
         self._client: Any = None
-        self.cluster = url.startswith(f"{CLUSTER_SCHEME}://")
+        self.cluster = _many_hosts(url)[0] == CLUSTER_SCHEME  # raises for a malformed URL
         if not self.cluster:
             self._client = redis_client(url, timeout)
         self.ttl = ttl

@@ -267,6 +267,7 @@ class RedisCluster:
             home.mkdir()
             self.processes.append(subprocess.Popen(
                 [binary, "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+                 "--cluster-port", str(free_port()),  # not port + 10000: that may pass 65535
                  "--cluster-config-file", str(home / "nodes.conf"), "--save", "",
                  "--appendonly", "no", "--dir", str(home), "--logfile", str(home / "log")]))
         for port in self.ports:
@@ -284,6 +285,13 @@ class RedisCluster:
                 threading.Event().wait(0.05)
             node.close()
         self.url = f"redis+cluster://127.0.0.1:{self.ports[0]},127.0.0.1:{self.ports[1]}"
+
+    def flush(self) -> None:
+        """Empty every node."""
+        import redis
+
+        for port in self.ports:
+            redis.Redis(port=port).flushall()
 
     def stop(self) -> None:
         for process in self.processes:

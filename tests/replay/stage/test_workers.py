@@ -18,7 +18,10 @@ from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner
 from stage_servers import FakeModel, RedisServer, Stage, free_port, start_stage
+
+from replay.stage.cli import serve
 
 ROOT = Path(__file__).resolve().parents[3]
 # this checkout's gmtags (the installed command may be another checkout's), in every worker too
@@ -280,12 +283,11 @@ def test_redis_restarted_mid_traffic_still_answers_correctly(
 
 
 def test_workers_without_redis_are_refused_saying_why(games_dir: Path) -> None:
-    result = subprocess.run([*GMTAGS, "serve", "--upstream", "http://127.0.0.1:9/v1", "--games",
-                             str(games_dir), "--workers", "2"],
-                            capture_output=True, text=True, timeout=60, check=False, env=ENV)
-    assert result.returncode == 2
-    assert "--workers > 1 needs --redis" in result.stderr
-    assert "each worker would keep its own snapshot cache" in result.stderr
+    result = CliRunner().invoke(serve, ["--upstream", "http://127.0.0.1:9/v1", "--games",
+                                        str(games_dir), "--workers", "2"])
+    assert result.exit_code == 2
+    assert "--workers > 1 needs --redis" in result.output
+    assert "each worker would keep its own snapshot cache" in result.output
 
 
 def test_workers_on_a_port_in_use_exit_2_in_one_line(games_dir: Path,
@@ -296,10 +298,9 @@ def test_workers_on_a_port_in_use_exit_2_in_one_line(games_dir: Path,
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        result = subprocess.run(
-            [*GMTAGS, "serve", "--upstream", "http://127.0.0.1:9/v1", "--games", str(games_dir),
-             "--workers", "2", "--redis", own_redis.url, "--port", str(port)],
-            capture_output=True, text=True, timeout=60, check=False, env=ENV)
-    assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == [
+        result = CliRunner().invoke(serve, [
+            "--upstream", "http://127.0.0.1:9/v1", "--games", str(games_dir),
+            "--workers", "2", "--redis", own_redis.url, "--port", str(port)])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
         f"gmtags: cannot listen on 127.0.0.1:{port}: Address already in use"]
