@@ -1,4 +1,4 @@
-"""``gmtags serve``: run the pipeline stage with uvicorn."""
+"""``gmtags serve``: run the pipeline stage with uvicorn, in one process or ``--workers N``."""
 
 from __future__ import annotations
 
@@ -10,16 +10,12 @@ from pathlib import Path
 
 import click
 
-from ..cache import DEFAULT_CACHE_MB, DEFAULT_TTL, open_store
-from .app import StageConfig, build_app, load_games
-from .upstream import Redactor, Upstream
+from ..cache import DEFAULT_CACHE_MB, DEFAULT_NEAR_MB, DEFAULT_TTL
+from .app import load_games
+from .upstream import Upstream
+from .workers import StageSettings
 
 KEY_VARIABLE = "GMTAGS_KEY"
-
-
-# A fold of a big request runs in a worker thread; the event loop gets the GIL back this often
-# (seconds), so small requests on other chats are not kept waiting behind it (issue 22).
-SWITCH_INTERVAL = 0.001
 
 
 @click.command()
@@ -32,13 +28,20 @@ SWITCH_INTERVAL = 0.001
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on (loopback by default).")
 @click.option("--port", default=8111, show_default=True, type=int, help="The port to listen on.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 256),
+              help="Worker processes answering on the one port (needs --redis: they share "
+                   "their snapshots through it). A worker that dies is started again.")
 @click.option("--redis", "redis_url", default=None, metavar="URL",
-              help="Share snapshots through Redis (default: an in-process LRU).")
+              help="Share snapshots through Redis (default: an in-process LRU): "
+                   "redis://host:port/db, rediss://..., unix://..., a Redis Cluster as "
+                   "redis+cluster://host:port[,host:port...], or the master Sentinels name as "
+                   "redis+sentinel://host:port[,host:port...]/service[/db].")
 @click.option("--redis-ttl", default=DEFAULT_TTL, show_default=True, type=int,
               help="Seconds a Redis snapshot lives.")
-@click.option("--cache-mb", default=DEFAULT_CACHE_MB, show_default=True,
-              type=click.IntRange(1, 1 << 20),
-              help="MiB the in-process snapshot LRU may hold (without --redis).")
+@click.option("--cache-mb", default=None, type=click.IntRange(1, 1 << 20),
+              help=f"MiB the in-process snapshot LRU may hold: the whole cache without --redis "
+                   f"(default {DEFAULT_CACHE_MB}), each process's layer in front of Redis with it "
+                   f"(default {DEFAULT_NEAR_MB}).")
 @click.option("--max-body", default=8 * 1024 * 1024, show_default=True, type=int,
               help="Largest request body accepted, in bytes.")
 @click.option("--timeout", default=300.0, show_default=True, type=float,
@@ -52,9 +55,9 @@ SWITCH_INTERVAL = 0.001
 @click.option("--check", "check_only", is_flag=True,
               help="Only load every game folder, list what is wrong, and exit (0: all load, "
                    "1: some do not).")
-def serve(upstream: str | None, games_dir: Path, host: str, port: int, redis_url: str | None,
-          redis_ttl: int, cache_mb: int, max_body: int, timeout: float, deadline: float | None,
-          check_only: bool) -> None:
+def serve(upstream: str | None, games_dir: Path, host: str, port: int, workers: int,
+          redis_url: str | None, redis_ttl: int, cache_mb: int | None, max_body: int,
+          timeout: float, deadline: float | None, check_only: bool) -> None:
     """Run the OpenAI-compatible stage: /games/<game>/v1/chat/completions and friends.
 
     Clients may be required to send a key: set it in the GMTAGS_KEY environment variable and
@@ -62,6 +65,7 @@ def serve(upstream: str | None, games_dir: Path, host: str, port: int, redis_url
     that does not load is reported at start and answers 503; the other games are served.
     """
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     games = load_games(games_dir)
@@ -79,27 +83,43 @@ def serve(upstream: str | None, games_dir: Path, host: str, port: int, redis_url
         sys.exit(2)
     if upstream is None:
         raise click.UsageError("--upstream is required (unless --check)")
+    if workers > 1 and redis_url is None:
+        raise click.UsageError(
+            "--workers > 1 needs --redis: without it each worker would keep its own snapshot "
+            "cache, and a chat would be folded again on every worker that takes one of its "
+            "requests")
     try:
         parsed = Upstream.parse(upstream)
     except ValueError as failure:
         raise click.BadParameter(str(failure), param_hint="--upstream") from None
-    key = os.environ.get(KEY_VARIABLE) or None
-    config = StageConfig(upstream=upstream, games=games,
-                         store=open_store(redis_url, ttl=redis_ttl, cache_mb=cache_mb),
-                         key=key, max_body=max_body, timeout=timeout, deadline=deadline)
-    redactor = Redactor([*parsed.secrets, *([key] if key else [])])
-    for handler in logging.getLogger().handlers:  # whatever logs, through these handlers
-        handler.addFilter(redactor)
-    sys.setswitchinterval(SWITCH_INTERVAL)
+    settings = StageSettings(upstream=upstream, games_dir=games_dir, redis_url=redis_url,
+                             redis_ttl=redis_ttl, cache_mb=cache_mb,
+                             key=os.environ.get(KEY_VARIABLE) or None, max_body=max_body,
+                             timeout=timeout, deadline=deadline, workers=workers)
+    try:
+        store = settings.open_store()  # a malformed --redis URL is an error here, not in each
+        # worker (opening one connects to nothing)
+    except ValueError as failure:
+        raise click.BadParameter(str(failure), param_hint="--redis") from None
     served = ", ".join(sorted(games.ready)) or "no game"
     # Bound before the line below is written, so that "serving" is true when a client (or a
-    # test, or a supervisor) reads it: a request sent then waits in the socket's queue.
+    # test, or a supervisor) reads it: a request sent then waits in the socket's queue, for
+    # the one process or for whichever worker accepts it first.
     listening = _listen(host, port)
+    snapshots = f"redis, {settings.near_mb} MiB in front of it in each process" if redis_url \
+        else f"in-process, {settings.near_mb} MiB"
+    processes = f", {workers} workers" if workers > 1 else ""
     click.echo(f"gmtags: serving {served} on http://{host}:{port} for {parsed.shown} "
-               f"(snapshots: {'redis' if redis_url else f'in-process, {cache_mb} MiB'})",
-               err=True)
-    server = uvicorn.Server(uvicorn.Config(build_app(config), log_level="warning"))
-    server.run(sockets=[listening])
+               f"(snapshots: {snapshots}{processes})", err=True)
+    if workers == 1:
+        server = uvicorn.Server(uvicorn.Config(settings.app(games, store), log_level="warning"))
+        server.run(sockets=[listening])
+        return
+    # uvicorn's own supervisor: each worker builds the app with ``settings`` (the factory is
+    # pickled to the spawned process), all accept on the one socket, and one that dies is
+    # started again.
+    config = uvicorn.Config(settings, factory=True, workers=workers, log_level="warning")
+    Multiprocess(config, sockets=[listening]).run()
 
 
 def _listen(host: str, port: int) -> socket.socket:

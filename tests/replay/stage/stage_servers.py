@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -36,6 +37,11 @@ from replay.cache import MemoryStore, Store
 from replay.stage.app import StageConfig, build_app, load_games
 
 ROOT = Path(__file__).resolve().parents[3]
+# this checkout's gmtags (the installed command may be another checkout's), in every worker too
+GMTAGS = [sys.executable, "-c", "from replay.cli import main; main()"]
+ENV = {**os.environ, "GMTAGS_KEY": "",
+       "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+ACCESS = re.compile(r"gmtags\.access\[(\d+)\]: game=(\S+) status=(\d+)")
 FIXTURES = ROOT / "fixtures"
 DEFAULT_REPLY = "The road goes on."
 Hold = Literal["request", "stream"]
@@ -104,6 +110,10 @@ class FakeModel:
     hold: Hold | None = None
     held: threading.Event = field(default_factory=threading.Event)  # a request is being held
     released: threading.Event = field(default_factory=threading.Event)  # ... and its caller left
+    # closed (cleared): every request waits here before it is answered, until the test sets it
+    gate: threading.Event = field(default_factory=threading.Event)
+    waiting: list[int] = field(default_factory=list)  # the caller's port of each request held
+    arrived: threading.Condition = field(default_factory=threading.Condition)
 
     @property
     def url(self) -> str:
@@ -121,6 +131,11 @@ class FakeModel:
             self.requests.append(body)
             self.headers.append(dict(request.headers))
             self.queries.append(request.url.query)
+            if not self.gate.is_set():
+                with self.arrived:
+                    self.waiting.append(request.client.port if request.client else 0)
+                    self.arrived.notify_all()
+                await asyncio.to_thread(self.gate.wait)
             if self.hold == "request":
                 self.held.set()
                 while (await request.receive())["type"] != "http.disconnect":
@@ -189,7 +204,10 @@ def model(fake_model: FakeModel) -> Iterator[FakeModel]:
     fake_model.hold = None
     fake_model.held.clear()
     fake_model.released.clear()
+    fake_model.waiting.clear()
+    fake_model.gate.set()
     yield fake_model
+    fake_model.gate.set()
 
 
 @pytest.fixture(scope="session")
@@ -239,6 +257,90 @@ class RedisServer:
         import redis
 
         redis.Redis.from_url(self.url).flushall()
+
+
+class RedisCluster:
+    """A throwaway Redis Cluster of three primaries (no replicas) on free loopback ports, each
+    node a ``redis-server --cluster-enabled yes`` in its own folder, nothing saved to disk."""
+
+    def __init__(self, folder: Path) -> None:
+        binary = system_program("redis-server", "the Redis Cluster tests")
+        cli = system_program("redis-cli", "the Redis Cluster tests (redis-cli --cluster create)")
+        self.ports = [free_port() for _ in range(3)]
+        self.processes: list[subprocess.Popen[str]] = []
+        for port in self.ports:
+            home = folder / str(port)
+            home.mkdir()
+            self.processes.append(subprocess.Popen(
+                [binary, "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+                 "--cluster-port", str(free_port()),  # not port + 10000: that may pass 65535
+                 "--cluster-config-file", str(home / "nodes.conf"), "--save", "",
+                 "--appendonly", "no", "--dir", str(home), "--logfile", str(home / "log")]))
+        for port in self.ports:
+            _answering(port)
+        subprocess.run([cli, "--cluster", "create", *(f"127.0.0.1:{p}" for p in self.ports),
+                        "--cluster-replicas", "0", "--cluster-yes"],
+                       check=True, capture_output=True, timeout=60)
+        import redis
+
+        for port in self.ports:  # every node agrees the cluster is up before a test uses it
+            node = redis.Redis(port=port)
+            for _ in range(600):
+                if b"cluster_state:ok" in node.execute_command("CLUSTER", "INFO"):
+                    break
+                threading.Event().wait(0.05)
+            node.close()
+        self.url = f"redis+cluster://127.0.0.1:{self.ports[0]},127.0.0.1:{self.ports[1]}"
+
+    def flush(self) -> None:
+        """Empty every node."""
+        import redis
+
+        for port in self.ports:
+            redis.Redis(port=port).flushall()
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.kill()
+            process.wait(timeout=30)
+
+
+class RedisSentinel:
+    """A redis-server and one Sentinel (``redis-server --sentinel``) watching it as ``gm``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.master = RedisServer()
+        binary = self.master.binary
+        self.port = free_port()
+        config = folder / "sentinel.conf"
+        config.write_text(f"port {self.port}\nbind 127.0.0.1\ndir {folder}\n"
+                          f"logfile {folder / 'sentinel.log'}\n"
+                          f"sentinel monitor gm 127.0.0.1 {self.master.port} 1\n")
+        self.process = subprocess.Popen([binary, str(config), "--sentinel"])
+        _answering(self.port)
+        self.url = f"redis+sentinel://127.0.0.1:{self.port}/gm"
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait(timeout=30)
+        self.master.stop()
+
+
+def _answering(port: int) -> None:
+    """Wait (up to 30 s) until the redis-server on ``port`` answers PING."""
+    import redis
+
+    client = redis.Redis(port=port, socket_connect_timeout=0.2, socket_timeout=0.2)
+    try:
+        for _ in range(300):
+            try:
+                if client.ping():
+                    return
+            except redis.ConnectionError:
+                threading.Event().wait(0.1)
+    finally:
+        client.close()
+    raise RuntimeError(f"redis-server on port {port} did not start")
 
 
 @pytest.fixture(scope="session")
@@ -309,3 +411,119 @@ def stop_process(process: subprocess.Popen[str], lines: list[str]) -> str:
     rest = process.stderr.read()
     process.wait(timeout=30)
     return "".join(lines) + rest
+
+
+@dataclass
+class Workers:
+    """A running ``gmtags serve --workers N``, its standard error read as it comes."""
+
+    process: subprocess.Popen[str]
+    url: str
+    lines: list[str] = field(default_factory=list)
+    changed: threading.Condition = field(default_factory=threading.Condition)
+
+    def read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            with self.changed:
+                self.lines.append(line)
+                self.changed.notify_all()
+
+    def answered_by(self, requests: int) -> list[int]:
+        """The pid of the worker that answered each chat request so far, waiting (up to 30 s)
+        for ``requests`` access lines."""
+        with self.changed:
+            self.changed.wait_for(lambda: len(self._access()) >= requests, timeout=30)
+            return [int(m.group(1)) for m in self._access()]
+
+    def _access(self) -> list[re.Match[str]]:
+        return [m for m in map(ACCESS.search, self.lines) if m]
+
+    def workers(self) -> list[int]:
+        """The worker processes now (the spawned children, not multiprocessing's tracker)."""
+        found = []
+        pid = self.process.pid
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            try:
+                command = Path(f"/proc/{child}/cmdline").read_bytes()
+            except FileNotFoundError:
+                continue
+            if b"multiprocessing.spawn" in command:
+                found.append(int(child))
+        return sorted(found)
+
+    def wait_for_workers(self, count: int, besides: frozenset[int] = frozenset()) -> list[int]:
+        """The workers, once ``count`` of them, none in ``besides``, accept connections (the
+        supervisor starts a dead one again); up to 60 s."""
+        for _ in range(1200):
+            running = [pid for pid in self.workers() if pid not in besides]
+            if len(running) >= count and all(accepting(pid) for pid in running):
+                return running
+            threading.Event().wait(0.05)
+        raise AssertionError(f"{count} workers did not come up: {self.workers()}")
+
+    def chat(self, messages: list[dict[str, Any]], retries: int = 0) -> tuple[dict[str, Any], int]:
+        """The answer to one chat request on a new connection, and how many times it was
+        sent again after the connection broke (a worker killed under it)."""
+        for attempt in range(retries + 1):
+            try:
+                response = httpx.post(self.url + "/games/harrow/v1/chat/completions",
+                                      json={"model": "fake-gm", "messages": messages},
+                                      timeout=60)
+            except httpx.TransportError:
+                if attempt == retries:
+                    raise
+                continue
+            assert response.status_code == 200, response.text
+            return response.json(), attempt
+        raise AssertionError("unreachable")
+
+
+def accepting(pid: int) -> bool:
+    """Whether a worker is serving: its event loop's epoll watches the listening socket
+    besides the loop's own wake-up socket (uvicorn adds it once the app has started)."""
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == "anon_inode:[eventpoll]":
+                watched = Path(f"/proc/{pid}/fdinfo/{fd}").read_text().count("tfd:")
+                if watched >= 2:
+                    return True
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return False
+
+
+def owner(port: int, pids: list[int]) -> int | None:
+    """Which of ``pids`` holds the loopback TCP connection whose local port is ``port``."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text().splitlines()[1:]:
+            columns = row.split()
+            if int(columns[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{columns[9]}]")
+    for pid in pids:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") in inodes:
+                    return pid
+            except FileNotFoundError:
+                continue
+    return None
+
+
+def serve_workers(model: FakeModel, games_dir: Path, redis_url: str,
+                  workers: int = 2) -> Workers:
+    port = free_port()
+    process = subprocess.Popen(
+        [*GMTAGS, "serve", "--upstream", model.url, "--games", str(games_dir), "--port",
+         str(port), "--redis", redis_url, "--workers", str(workers)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+    running = Workers(process, f"http://127.0.0.1:{port}")
+    threading.Thread(target=running.read, daemon=True).start()
+    with running.changed:  # bound and listening once it says so
+        assert running.changed.wait_for(
+            lambda: process.poll() is not None or any("serving" in line for line in running.lines),
+            timeout=60) and process.poll() is None, running.lines
+    assert "2 workers" in running.lines[-1] or workers != 2
+    running.wait_for_workers(workers)
+    return running
