@@ -741,8 +741,8 @@ def _extra_attack() -> str:
 
 
 def _template(role: str, label: str, attribute: str, hp: str, defence: str, attack: str,
-              damage: str, loot: str, attacks: str | None = None) -> dict[str, Any]:
-    fight = {"defence": defence, "attack": attack, "damage": damage}
+              damage: str, kind: str, loot: str, attacks: str | None = None) -> dict[str, Any]:
+    fight = {"defence": defence, "attack": attack, "damage": damage, "damageType": kind}
     if attacks is not None:
         fight["attacks"] = attacks
     return {"role": role, "label": label, "defaults": {"attribute": attribute},
@@ -752,17 +752,18 @@ def _template(role: str, label: str, attribute: str, hp: str, defence: str, atta
 def templates() -> list[dict[str, Any]]:
     """CMB-TPL-1..8: the spec's standard template as written, and gmtags' own minion, elite
     and boss in the numbers of the SRD's monsters by challenge (a goblin's AC 15 and +4, an
-    ogre's 59 hit points, a young dragon's three attacks). A template names one loot table,
-    so each role drops from the challenge band it stands for."""
+    ogre's 59 hit points, a young dragon's three attacks), each with the damage type of its
+    strikes (CMB-TYPE-1: a scimitar slashes, a bite pierces, an ogre's club bludgeons). A
+    template names one loot table, so each role drops from the challenge band it stands for."""
     return [
         _template("standard", "Standard", "min(5, floor((@tier + 1) / 2))", "8 + 6 * @tier",
-                  "12 + @tier", "@tier", "(@tier)d6 + @tier", "individual_cr0_4"),
+                  "12 + @tier", "@tier", "(@tier)d6 + @tier", "slashing", "individual_cr0_4"),
         _template("minion", "Minion", "floor((@tier + 1) / 2)", "4 * @tier", "11 + @tier",
-                  "@tier + 2", "1d6 + @tier", "individual_cr0_4"),
+                  "@tier + 2", "1d6 + @tier", "piercing", "individual_cr0_4"),
         _template("elite", "Elite", "min(6, @tier + 1)", "15 * @tier + 10", "13 + @tier",
-                  "@tier + 4", "(@tier)d8 + @tier + 2", "individual_cr5_10", "2"),
+                  "@tier + 4", "(@tier)d8 + @tier + 2", "slashing", "individual_cr5_10", "2"),
         _template("boss", "Boss", "min(7, @tier + 2)", "30 * @tier + 20", "14 + @tier",
-                  "@tier + 6", "(@tier + 1)d10 + @tier + 3", "hoard_cr5_10", "3"),
+                  "@tier + 6", "(@tier + 1)d10 + @tier + 3", "bludgeoning", "hoard_cr5_10", "3"),
     ]
 
 
@@ -809,7 +810,7 @@ def combat() -> dict[str, Any]:
                              {"id": "reaction", "name": "Reaction", "per": "1"}]},
         "attack": {"check": "attack",
                    "defence": f"@armor_base + {dex} + @shield_bonus + @armor_magic",
-                   "damage": "1 + @str.mod"},
+                   "damage": "1 + @str.mod", "damageType": "bludgeoning"},
         "templates": templates(),
         "conditions": combat_conditions(),
         "damageTypes": list(DAMAGE_TYPES),

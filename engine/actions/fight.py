@@ -649,6 +649,7 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         kind = weapon.damage_type if weapon is not None else None
         if formula is None:  # unarmed, or a weapon without damage dice: the system's damage
             formula, flat = rule.damage, 0
+            kind = kind or rule.damage_type  # CMB-TYPE-1: the system's default type
         given = {ROLL_HIGH: max(rolled.rolls) if rolled.rolls else 0}
         struck = strike(formula, sheet_reader(view, given), result == "critical",
                         foe.hp or 0, ctx.for_tag(0).stream(strike_key, "damage"), flat,
@@ -750,7 +751,7 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
             record["damageType"] = kind
         if guards:
             record["affectedBy"] = [*edge.affected_by, *(g.text for g in guards)]
-        text += f", {struck.damage} damage" + (f" {kind}" if kind else "") + (
+        text += f", {struck.damage}" + (f" {kind}" if kind else "") + " damage" + (
             f" ({dice})" if dice else "")
         if guards:
             text += f" ({'; '.join(g.text for g in guards)}: {dealt})"

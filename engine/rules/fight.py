@@ -94,16 +94,12 @@ def make_foe(game: Game, template: Template, tier: int, name: str, joined: int,
 
 def foe_damage_type(game: Game, template: Template) -> str | None:
     """CMB-TYPE-1, OQ-CMB-9: a foe's strikes carry its template's ``damageType``; else the
-    system default, the first of ``combat.damageTypes``; None where the ruleset has neither
-    (damage words are then free text and no typed defence can meet an untyped strike)."""
+    system default, ``combat.attack.damageType``; None where the ruleset gives neither (then
+    no typed defence can meet the strike)."""
     if template.combat.damage_type is not None:
         return template.combat.damage_type
     combat = game.ruleset.combat
-    declared = combat.damage_types if combat is not None else None
-    if not declared:
-        return None
-    first = declared[0]
-    return first if isinstance(first, str) else first.id
+    return combat.attack.damage_type if combat is not None and combat.attack else None
 
 
 def in_order(combatants: Iterable[Combatant]) -> tuple[Combatant, ...]:

@@ -88,6 +88,9 @@ class AttackRule(RulesetModel):
     """A hero's defence, read for the defender (CMB-ATK-6)."""
     damage: FormulaText
     """Unarmed damage, read for the attacker (CMB-ATK-4); may read ``@roll.high``."""
+    damage_type: str | None = None
+    """CMB-TYPE-1: the system's default damage type (``damageType``) — of an unarmed strike,
+    and of a foe's strikes where its template names none."""
     reads: dict[Id, FormulaText] = Field(default_factory=dict, max_length=16)
     """CMB-READS-2..5: values each attack reads as ``@name``, computed for the attacker."""
 
@@ -111,7 +114,7 @@ class TemplateCombat(RulesetModel):
     """Attacks per round; one without it (DESIGN.md)."""
     damage_type: str | None = None
     """CMB-TYPE-1, OQ-CMB-9: the damage type of the foe's attacks (``damageType``); without
-    it a foe's strike has the first of ``combat.damageTypes``, else none."""
+    it, the system default ``combat.attack.damageType``."""
 
 
 class Template(RulesetModel):

@@ -170,6 +170,10 @@ def _templates(ruleset: Ruleset, combat: Combat) -> list[Problem]:
         if kind is not None and words is not None and kind not in words:  # ITM-DEF-13
             _add(problems, ("templates", index, "combat", "damageType"),
                  f'unknown damage type "{kind}"')
+    default = combat.attack.damage_type if combat.attack is not None else None
+    if default is not None and combat.damage_words is not None \
+            and default not in combat.damage_words:
+        _add(problems, ("attack", "damageType"), f'unknown damage type "{default}"')
     if combat.sustain is not None:
         saves = {s.id for s in ruleset.sheet.saves} | {a.id for a in ruleset.sheet.abilities}
         if combat.sustain.save not in saves:

@@ -263,3 +263,20 @@ def test_itm_wpn_31_the_weapons_gm_line() -> None:
     assert attack_line(ARMS_GAME, spear) == (
         "attack (Action): Dexterity + Athletics to hit, 1d6 + Strength + Dueling piercing, "
         "1d8 with a hand free")
+
+
+def test_itm_wpn_15_a_heros_strike_rerolls_its_low_dice_in_a_real_attack() -> None:
+    """The greatsword of test_weapons' ruleset rerolls 1s and 2s once while wielded
+    two-handed: over many hits, faces 1-2 turn up far less often than 5-6."""
+    state = arms([{"item": "arms/greatsword"}])
+    state, _ = answer(ARMS_GAME, state, '[combat: op="start" foe="Dummy" role="standard" tier="6"]')
+    faces: list[int] = []
+    for turn in range(1, 250):
+        _, answers = answer(ARMS_GAME, state, '[attack: target="Dummy"]', (turn, 0))
+        for rolled in answers[0].record.get("damageRolls", []):
+            faces += rolled
+    assert len(faces) > 150
+    low = sum(f <= 2 for f in faces) / len(faces)
+    high = sum(f >= 5 for f in faces) / len(faces)
+    # exactly 1/9 and 4/9 rerolled (1/3 each without); test_weapons has the exact test
+    assert low < 0.2 and high > 0.36
