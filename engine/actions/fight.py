@@ -22,6 +22,7 @@ from ..rules.context import TurnContext
 from ..rules.fight import (
     MAX_FOES,
     TIERS,
+    attack_reads,
     attacks_left,
     foe_names,
     held,
@@ -650,7 +651,8 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         if formula is None:  # unarmed, or a weapon without damage dice: the system's damage
             formula, flat = rule.damage, 0
             kind = kind or rule.damage_type  # CMB-TYPE-1: the system's default type
-        given = {ROLL_HIGH: max(rolled.rolls) if rolled.rolls else 0}
+        given = attack_reads(rule, view, ctx.for_tag(0).stream(strike_key, "reads"))
+        given[ROLL_HIGH] = max(rolled.rolls) if rolled.rolls else 0  # OQ-CMB-5 b
         struck = strike(formula, sheet_reader(view, given), result == "critical",
                         foe.hp or 0, ctx.for_tag(0).stream(strike_key, "damage"), flat,
                         weapon.reroll_up_to if weapon is not None else 0)

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 from ..dice import Stream
 from ..ruleset import Formula, Template, combat_kind
-from ..ruleset.fight import TurnAction
+from ..ruleset.fight import AttackRule, TurnAction
 from ..ruleset.formula import Reference, double_dice, references
 from .armour import defence_of
 from .formula import Evaluation, Resolve, evaluate, foe_modifier, foe_reader, sheet_reader
@@ -278,3 +278,11 @@ def largest_per_class(view: SheetView, formula: Formula, stream: Stream) -> int:
     if not names:
         return evaluate(formula, resolve, stream).value
     return max(evaluate(formula, _as_class(view, resolve, n), stream).value for n in names)
+
+
+def attack_reads(rule: AttackRule, view: SheetView, stream: Stream) -> dict[str, int | Fraction]:
+    """CMB-READS-1..5, 7, OQ-CMB-5 d: the values of ``combat.attack.reads``, each computed for
+    the attacker (its own sheet, an unarmed hero's too), that the damage formula reads as
+    ``@name``. (A weapon's own reads, CMB-READS-6, are not an item key yet.)"""
+    reader = sheet_reader(view)
+    return {name: evaluate(formula, reader, stream).value for name, formula in rule.reads.items()}

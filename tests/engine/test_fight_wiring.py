@@ -7,10 +7,11 @@ alike (CMB-MOD-2)."""
 from __future__ import annotations
 
 import pytest
-from helpers import FIXTURES, answer, problems_of, put
+from helpers import FIXTURES, answer, fixture_json, problems_of, put
 
 import replay
 from engine import load_ruleset
+from engine.rules.sheet import SheetView, ability_modifier
 from replay.files import ruleset_document
 
 SRD5 = replay.load_ruleset(FIXTURES / "rulesets/srd5.json")
@@ -93,3 +94,19 @@ def test_itm_def_13_an_undeclared_damage_word_is_a_load_error(path, pointer) -> 
     document = ruleset_document(FIXTURES / "rulesets/srd5.json")
     found = problems_of(document, put(path, "sonic boom"))
     assert any(pointer in p and 'unknown damage type "sonic boom"' in p for p in found), found
+
+
+def test_cmb_reads_1_to_5_the_damage_reads_the_systems_values_for_the_attacker() -> None:
+    """``combat.attack.reads`` gives ``@knack`` = Strength modifier + 2, computed for the
+    attacker (CMB-READS-3); the unarmed damage ``@knack`` reads it (CMB-READS-4, 7)."""
+    document = fixture_json("rulesets/skirmish.json")
+    document["combat"]["attack"]["reads"] = {"knack": "@str.mod + 2"}
+    document["combat"]["attack"]["damage"] = "@knack"
+    game = load_ruleset(document)
+    party = replay.load_party(game, FIXTURES / "parties/skirmish.json")
+    state = fight(game, party, '[combat: op="start" foe="Goblin"]')
+    for who in ("Brannoc", "Ada"):
+        view = SheetView(game, state.characters[state.character_index(who)], state)
+        expected = int(ability_modifier(game, view.ability_score("str"))) + 2
+        _, hit = first_hit(game, state, f'[attack: who="{who}" target="Goblin" with="unarmed"]')
+        assert hit.record["damage"] == max(expected, 0)  # no dice: a critical doubles none
