@@ -374,7 +374,8 @@ def test_narrative_and_symbol_pool_fights_are_not_answered_yet(fixture) -> None:
 # --- the budget and the dice of each strike --------------------------------------------------
 
 def test_cmb_turn_12_an_attack_past_the_budget_is_no_time_and_changes_nothing() -> None:
-    """skirmish's Action allows 1 × 1 attack a round; its Bonus action none (OQ-CMB-7 c)."""
+    """CMB-TURN-A4: skirmish's Action allows 1 × 1 attack a round; its Bonus action none
+    (OQ-CMB-7 c)."""
     state = fighting()
     once, answers = answer(GAME, state, '[attack: target="Goblin 1"]', (1, 0))
     assert answers[0].ok

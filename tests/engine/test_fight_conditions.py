@@ -190,6 +190,7 @@ def test_cmb_cond_2_near_hits_on_a_paralysed_target_are_critical() -> None:
 # --- CMB-COND-3..6: durations and saves ------------------------------------------------------
 
 def test_cmb_cond_6_rounds_count_down_for_foes_and_heroes_alike_and_end_at_0() -> None:
+    """CMB-TURN-A6: durations count down after every exchange (the round's attacks)."""
     state = fighting('[combat: op="condition" who="Goblin 1" add="prone" rounds="2"]',
                      '[combat: op="condition" who="Ada" add="prone" rounds="1"]')
     assert one(state, "Goblin 1").conditions == (FightCondition(name="prone", rounds=2),)

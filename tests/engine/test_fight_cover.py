@@ -67,7 +67,7 @@ def close_to(seen: Counter, exact: dict[object, Fraction], draws: int) -> bool:
                           [float(exact[k] * draws) for k in kinds]).pvalue > P_VALUE)
 
 
-# --- exact distributions (CMB-ATK-3..5, CMB-ATK-A3..A5, CMB-TURN-4) ---------------------------
+# --- exact distributions ------------------------------------------------------------------------
 
 def enumerated_results(modifier: int, defence: int) -> dict[object, Fraction]:
     """CMB-ATK-3, CMB-ATK-A4, OQ-CMB-2/3: the exact result of d20 + ``modifier`` against
@@ -223,7 +223,7 @@ def test_the_legacy_form_is_refused_where_fights_are_off() -> None:
     assert answers[0].reason == reasons.NO_COMBAT and after is START
 
 
-# --- range and reach (ITM-WPN-16..18, CMB-GRID-1/3) --------------------------------------------
+# --- range and reach ----------------------------------------------------------------------------
 
 GOBLIN = fighting('[combat: op="start" foe="Goblin"]')
 
@@ -233,6 +233,8 @@ GOBLIN = fighting('[combat: op="start" foe="Goblin"]')
     '[attack: with="unarmed" range="FAR"]',
 ])
 def test_itm_wpn_18_cmb_grid_3_a_weapon_without_range_cannot_strike_far(text) -> None:
+    """CMB-GRID-1/3/4: no grid — the GM's near or far is the distance, nothing is read from a
+    map; a weapon with neither reach nor range reaches one cell, so near only (ITM-WPN-18)."""
     after, answers = answer(GAME, GOBLIN, text, (1, 0))
     assert (answers[0].ok, answers[0].reason) == (False, reasons.OUT_OF_REACH)
     assert "has no range" in answers[0].text and after is GOBLIN
@@ -278,7 +280,7 @@ def test_itm_wpn_16_17_what_reaches_near_and_far(item, near, far) -> None:
         assert {k: records["near"][k] for k in same} == {k: records["far"][k] for k in same}
 
 
-# --- invented weapons (ITM-WPN-23..25, items.md §5.10) ---------------------------------------
+# --- invented weapons (items.md §5.10) ---------------------------------------------------------
 
 def test_itm_wpn_25_an_invented_weapon_fights_as_its_most_similar_catalog_weapon() -> None:
     """A "Bone longsword" invented in the weapon category without like= fights as the
@@ -304,12 +306,12 @@ def test_itm_wpn_25_an_invented_weapon_fights_as_its_most_similar_catalog_weapon
             k: catalog[0].record.get(k) for k in fields}
 
 
-# --- the system's reads (CMB-READS-2..5/7/9) -----------------------------------------------------
+# --- the system's reads -------------------------------------------------------------------------
 
 def test_cmb_reads_3_4_5_the_damage_reads_a_value_computed_for_the_attacker() -> None:
-    """``reads: {"might": "@str"}`` and the system damage ``@might - 10 + @roll.high``: an
-    unarmed strike (the system's values, CMB-READS-7) deals Brannoc's Strength 16 - 10 plus
-    the attack's higher die (CMB-READS-9, OQ-CMB-5 b)."""
+    """CMB-READS-1/2, CMB-ATK-A2: ``reads: {"might": "@str"}`` and the system damage
+    ``@might - 10 + @roll.high``: an unarmed strike (the system's values, CMB-READS-7) deals
+    Brannoc's Strength 16 - 10 plus the attack's higher die (CMB-READS-9, OQ-CMB-5 b)."""
     game = game_with(attack={"check": "attack", "defence": "10 + @dex.mod",
                              "damage": "@might - 10 + @roll.high",
                              "reads": {"might": "@str"}})
@@ -324,7 +326,7 @@ def test_cmb_reads_3_4_5_the_damage_reads_a_value_computed_for_the_attacker() ->
     assert seen
 
 
-# --- which combat, formulas, templates (CMB-GEN-1/2, CMB-ATK-1, CMB-TPL-1/3, CMB-TYPE-1) --------
+# --- which combat, formulas, templates, damage types ---------------------------------------------
 
 @pytest.mark.parametrize(("change", "kind"), [
     ({}, "formula"),  # skirmish says "kind": "formula"
@@ -374,7 +376,7 @@ def test_cmb_type_1_a_foes_strike_has_its_templates_type_else_the_systems_first(
     assert kinds and set(kinds.items()) <= {("Wolf", "piercing"), ("Blob", "bludgeoning")}
 
 
-# --- a round (CMB-TURN-A1..A7, CMB-ATK-A7, CMB-CARD-1) ---------------------------------------
+# --- a round and its record ------------------------------------------------------------------
 
 def test_cmb_turn_a2_a7_foes_ahead_strike_first_and_foes_after_strike_after() -> None:
     """CMB-TURN-A2/A7, OQ-CMB-7 b: in one reply a foe ahead of the hero lands before the
@@ -403,6 +405,24 @@ def test_cmb_atk_a7_cmb_atk_8_the_record_is_the_chip() -> None:
     assert record["total"] == sum(record["rolls"]) + record["modifier"] and record["defence"] == 13
     chip = f"1d20+5 → {record['rolls'][0]}+5 = {record['total']} vs 13 · {record['result']}"
     assert chip in answers[0].text
+
+
+def test_cmb_card_1_a_strike_emits_its_felled_and_victory_events() -> None:
+    """CMB-CARD-1 (the part answered now): each foe felled (``felled:<foe>``) and the end of
+    the fight it wins (``end:victory``) are events of the strike's record; the start, an
+    ``op="end"`` and each strike's damage carry no event entry yet (docs/combat-rules.md)."""
+    state = fighting('[combat: op="start" foe="Rat" role="minion" count="2"]')
+    events = []
+    for turn in range(40):
+        encounter = state.encounter
+        assert encounter is not None
+        first = encounter.combatants[encounter.find("Rat 1")]
+        target = "Rat 1" if first.hp else "Rat 2"
+        state, answers = answer(GAME, state, f'[attack: target="{target}"]', (1, turn))
+        events += answers[0].record.get("events", [])
+        if state.encounter is None:
+            break
+    assert events == ["felled:Rat 1", "felled:Rat 2", "end:victory"]
 
 
 # --- determinism (DESIGN.md "Dice", "Determinism") -----------------------------------------------
@@ -460,3 +480,77 @@ def test_a_swipe_of_an_attack_reply_never_rerolls(tmp_path: Path) -> None:
                    if a.answer.ok and "attacker" in a.answer.record}
         records.append((attacks, result.state.canonical()))
     assert records[0][0] and records[0] == records[1]
+
+
+# --- rules no other test named ------------------------------------------------------------------
+
+def test_cmb_turn_1_a_ruleset_without_turn_rules_still_fights() -> None:
+    """CMB-TURN-1: who acts when is the ruleset's to add. Without ``turn`` everyone has
+    initiative 0 (heroes first, then the order they joined, OQ-CMB-7 a) and each budget is an
+    action of one attack (DESIGN.md "Formula combat")."""
+    document = copy.deepcopy(DOCUMENT)
+    document["combat"].pop("turn")
+    game = load_ruleset(document)
+    state = fighting('[combat: op="start" foe="Goblin" count="2"]', game, start_state(game, PARTY))
+    assert [(c.name, c.initiative) for c in state.encounter.combatants] == [
+        ("Brannoc", 0), ("Ada", 0), ("Goblin 1", 0), ("Goblin 2", 0)]
+    once, answers = answer(game, state, '[attack: target="Goblin 1"]', (1, 0))
+    assert answers[0].ok and answers[0].record["budget"] == "action"
+    _, again = answer(game, once, '[attack: target="Goblin 2"]', (1, 0))
+    assert again[0].reason == reasons.NO_TIME
+
+
+def test_cmb_tpl_7_a_changed_template_is_ruleset_data_new_foes_get() -> None:
+    """CMB-TPL-7: a template is ruleset data — change the document and the next foe has the
+    new numbers (and one already in the fight keeps its own, CMB-TPL-8)."""
+    document = copy.deepcopy(DOCUMENT)
+    document["combat"]["templates"][0]["tracks"]["hp"] = "20 + 10 * @tier"
+    stronger = load_ruleset(document)
+    _, answers = answer(stronger, START, '[combat: op="start" foe="Orc" tier="3"]')
+    assert answers[0].record["foes"][0]["hp"] == 50
+
+
+def test_cmb_atk_a1_what_affects_an_attack_is_read_before_its_dice() -> None:
+    """CMB-ATK-A1, CMB-MOD-1/2: a prone target (near) gives advantage: two dice are rolled
+    and the better kept — read before rolling, not added after — and the record lists it."""
+    prone = fighting('[combat: op="condition" who="Goblin" add="prone"]', state=GOBLIN)
+    for turn in range(20):
+        _, answers = answer(GAME, prone, '[attack: target="Goblin"]', (1, turn))
+        record = answers[0].record
+        assert record["affectedBy"] == ["Prone (near): advantage"]
+        assert len(record["rolls"]) == 2
+        assert record["total"] == max(record["rolls"]) + record["modifier"]
+
+
+def test_itm_wpn_1_2_3_a_weapon_is_an_item_with_an_attack_offered_while_worn() -> None:
+    """ITM-WPN-1: the Longsword has an ``attack``; ITM-WPN-2: worn, it is the attack offered
+    (the default with=); ITM-WPN-3: the Dagger, carried, offers nothing (not-worn), and the
+    Torch, with no attack, is no weapon at all (unknown-weapon)."""
+    _, answers = answer(GAME, GOBLIN, "[attack:]", (1, 0))
+    assert answers[0].record["weapon"] == "Longsword"
+    for weapon, reason in (("Dagger", reasons.NOT_WORN), ("Torch", reasons.UNKNOWN_WEAPON)):
+        after, answers = answer(GAME, GOBLIN, f'[attack: with="{weapon}"]', (1, 0))
+        assert answers[0].reason == reason and after is GOBLIN
+
+
+def test_itm_wpn_10_to_hit_sheet_bonus_is_what_the_wearer_brings() -> None:
+    """ITM-WPN-10: ``toHit.sheetBonus`` reads the wearer's sheet and adds it as it is: an
+    archer's Archery 2 on the bow; without the style 0."""
+    document = copy.deepcopy(DOCUMENT)
+    document["sheet"]["fields"] = [{"id": "archery", "label": "Archery", "type": "number",
+                                    "default": 0}]
+    document["combat"]["distance"] = {"unit": "paces"}
+    document["catalogs"][0]["entries"].append(
+        {"id": "bow", "label": "Bow", "item": {"category": "weapon", "attack": {
+            "budget": "action", "range": {"normal": 30},
+            "toHit": {"abilities": "dex", "sheetBonus": {"field": "archery"}},
+            "damage": {"dice": "1d6", "abilities": "dex", "type": "piercing"}}}})
+    game = load_ruleset(document)
+    for archery, modifier in ((2, 1 + 2), (0, 1)):  # Brannoc's Dexterity 12: +1
+        party = copy.deepcopy(PARTY)
+        party["characters"][0]["fields"] = {"archery": archery}
+        party["characters"][0]["bag"] = [{"item": "arms/bow", "count": 1, "equipped": True}]
+        state = fighting('[combat: op="start" foe="Goblin"]', game, start_state(game, party))
+        _, answers = answer(game, state, "[attack:]", (1, 0))
+        assert (answers[0].record["weapon"], answers[0].record["modifier"]) == ("Bow", modifier)
+        assert answers[0].record["range"] == "far"
