@@ -95,15 +95,24 @@ def _refuse(state: State, tag: Any, refusal: Refusal) -> tuple[State, Answer]:
 # --- joining -----------------------------------------------------------------------------
 
 
+LEGACY_FOES = ("enemies", "foes", "enemy")
+"""Issue 24: the legacy form models write, ``[combat: enemies="Goblin, Skeleton"]`` (no
+``op=``), starts a fight with one foe of each name (engine/actions/reply.py routes it)."""
+NAME_THE_FOE = 'Name the foe: foe="<name>".'
+
+
 @request
 class Start(Request):
     """A fight begins, or, when one is on, more foes join (CMB-TPL-1..8, CMB-TURN-2..5)."""
 
-    foe: str = attr(TEXT, "what the foes are called", missing='Name the foe: foe="<name>".')
+    foe: str = attr(TEXT, "what the foes are called", shown="required (or enemies=)")
     role: str = attr(TEXT, "the template's role (minion, standard, elite, boss...)",
                      shown="the first template")
     tier: str | None = attr(RAW, "the danger, 1 to 6 (held to it)", shown="1")
     count: str | None = attr(RAW, "how many, 1 to 12 (held to it)", shown="1")
+    enemies: str = attr(TEXT, "the legacy form (also without op=): a comma list of foes, one "
+                        "of each, noted; write foe= instead", aliases=LEGACY_FOES[1:],
+                        shown="none")
 
 
 @request
@@ -267,25 +276,53 @@ def teach_fight(game: Game) -> list[str]:
     return lines
 
 
-@action("combat", "start", Start, reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED),
+def _kinds(request: Start, notes: list[str]) -> list[str]:
+    """The foes ``op="start"`` brings: ``foe=``; else, in the legacy form (issue 24), each
+    name of the comma list ``enemies=`` (``foes=``, ``enemy=``) once, at most MAX_FOES, with
+    a note saying what to write instead. Empty when neither names anyone."""
+    if request.foe.strip():
+        if request.enemies.strip():
+            notes.append("ignored enemies=: foe= names the foes")
+        return [request.foe]
+    named = [n.strip() for n in request.enemies.split(",") if n.strip()]
+    if not named:
+        return []
+    if len(named) > MAX_FOES:
+        notes.append(f"enemies= names {len(named)} foes: the first {MAX_FOES} joined")
+        named = named[:MAX_FOES]
+    notes.append('enemies= is a legacy form: write [combat: op="start" foe="<name>" '
+                 'count="<n>"], one tag for each kind of foe')
+    return named
+
+
+@action("combat", "start", Start, reasons=(reasons.MISSING_ATTRIBUTE, reasons.NO_COMBAT,
+                                           reasons.UNSUPPORTED),
         teach=_teach_combat, record=JOIN_RECORD)
 def start(game: Game, state: State, request: Start, ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="start" foe= role= tier= count=]`` (CMB-TPL-1..8, CMB-TURN-2..4)."""
+    notes: list[str] = []
+    kinds = _kinds(request, notes)
+    if not kinds:
+        return state, refused(request.tag, reasons.MISSING_ATTRIBUTE, NAME_THE_FOE)
     refusal = _fighting(game) or _no_templates(game)
     if refusal is not None:
         return _refuse(state, request.tag, refusal)
-    notes: list[str] = []
     template = _template(game, request.role, notes)
     tier = _number(request.tier, "tier", *TIERS, notes)
-    count = _number(request.count, "count", 1, MAX_FOES, notes)
+    count = _number(request.count, "count", 1, MAX_FOES, notes) if len(kinds) == 1 else 1
+    if len(kinds) > 1 and request.count is not None:
+        notes.append("ignored count=: enemies= brings one foe of each name")
     encounter = state.encounter
     heroes: list[Combatant] = []
     rolls: Rolls = {}
     if encounter is None:  # CMB-TURN-2: the first engagement: every hero rolls too
         encounter = Encounter()
         heroes = _heroes(game, state, ctx, 0, list(range(len(state.characters))), rolls)
-    standing = encounter.model_copy(update={"combatants": (*encounter.combatants, *heroes)})
-    foes = _foes(game, state, ctx, standing, template, request.foe, tier, count, rolls)
+    foes: list[Combatant] = []
+    for kind in kinds:
+        standing = encounter.model_copy(update={"combatants": (
+            *encounter.combatants, *heroes, *foes)})
+        foes += _foes(game, state, ctx, standing, template, kind, tier, count, rolls)
     verb = "A fight begins" if not encounter.combatants else "More foes join"
     return _joined(state, encounter, [*heroes, *foes], rolls, notes, request.tag, verb)
 
@@ -542,7 +579,8 @@ ATTACK_RECORD = {
         reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED, reasons.NO_ENCOUNTER,
                  reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.TARGET_DOWN,
                  reasons.UNKNOWN_WEAPON, reasons.NOT_WORN, reasons.UNKNOWN_BUDGET,
-                 reasons.CANNOT_ACT, reasons.NO_TIME, reasons.MISSING_ATTRIBUTE))
+                 reasons.CANNOT_ACT, reasons.NO_TIME, reasons.OUT_OF_REACH,
+                 reasons.MISSING_ATTRIBUTE))
 def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= target= with= action= range=]``: one formula-combat attack, of a hero
     on a foe or of a foe on a hero (CMB-ATK-A1..A7, CMB-ATK-7)."""
@@ -626,6 +664,13 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
             notes.append(f'range="{request.range[:20]}" is not near or far: the default was used')
         ranged = armed is not None and armed[2].reach is None and armed[2].range is not None
         distance = "far" if ranged else "near"
+    if distance == "far" and (armed is None or armed[2].range is None):
+        # ITM-WPN-16..18, CMB-GRID-3: only a weapon with a range reaches beyond its reach; a
+        # ranged weapon at near shoots as it is (the spec sets it no penalty)
+        what = armed[0].name if armed is not None else "An unarmed strike"
+        return _refuse(state, request.tag, Refusal(
+            reasons.OUT_OF_REACH, f"{what} has no range and reaches only what is near: "
+            'write range="near", or attack with a ranged or thrown weapon; nothing was done.'))
     # CMB-ATK-A1, CMB-MOD-1: the conditions of both sides, read before the dice
     edge = attack_edge(game, names_of(state, encounter, me), names_of(state, encounter, target),
                        distance)

@@ -66,6 +66,9 @@ def _key(tag: Tag) -> tuple[str, str | None]:
     action = (tag.get(attribute) or "").strip().lower()
     if not action and tag.kind == "inventory" and tag.get("items") is not None:
         return ("inventory", "add")  # issue 28: [inventory: items="Bronze Key, Map"] adds them
+    if not action and tag.kind == "combat" and any(
+            (tag.get(name) or "").strip() for name in fight.LEGACY_FOES):
+        return ("combat", "start")  # issue 24: [combat: enemies="Goblin, Skeleton"] starts
     return (tag.kind, action)
 
 

@@ -117,6 +117,9 @@ COMBAT_ONLY = _code("combat-only",
     "CMB-ATK-2: a [skill_check:] naming the attack or initiative check, which only a fight rolls")
 NO_TIME = _code("no-time",
     "CMB-TURN-12: an attack past the action budget of the round is stamped NO TIME")
+OUT_OF_REACH = _code("out-of-reach",
+    'ITM-WPN-16..18, CMB-GRID-3: range="far" with a weapon that has no range (a melee '
+    "weapon reaches its reach, one with neither reach nor range and unarmed one cell)")
 UNKNOWN_OUTCOME = _code("unknown-outcome",
     'engine: op="end" outcome= is not victory, defeat, fled or truce')
 UNKNOWN_CONDITION = _code("unknown-condition",

@@ -132,6 +132,8 @@ def g(kind, word, *tags, source="x") -> Guard:
     (9, None, (), [g("resist", "*")], 4),  # resist-all (ITM-ARM-2)
 ])
 def test_itm_def_4_8_typed_damage(damage, kind, tags, guards, dealt) -> None:
+    """ITM-DEF-4..8: the creature form of an entry, a word or a type with ``except`` tags
+    (ITM-DEF-7), which any named tag on the strike gets through (ITM-DEF-8)."""
     found, applied = typed_damage(damage, kind, Typed(tuple(guards)), frozenset(tags))
     assert found == dealt
     assert set(applied) <= set(guards)
@@ -139,6 +141,10 @@ def test_itm_def_4_8_typed_damage(damage, kind, tags, guards, dealt) -> None:
 
 
 def test_itm_def_1_2_10_hides_defences_from_conditions_levels_items_and_sheet_rows() -> None:
+    """ITM-ARM-1, ITM-DEF-12: what an item does worn or carried counts beside its owner's
+    conditions and levels — the source's examples: a worn ``resist: ["fire"]``, a level
+    granting poison at its threshold, a trait's condition immunity; ITM-HIDES-6: the
+    condition-immunity column is read as plain words."""
     state = guarded([{"item": "arms/ward-ring"}, {"item": "arms/heavy-ring"}],
                     conditions=["stoneskin"], fields={"level": 3},
                     entries=["ancestry/dwarf"])
@@ -186,8 +192,9 @@ def test_itm_arm_8_the_items_gm_line_names_its_defences() -> None:
 
 
 def test_itm_wpn_27_28_a_foes_resistance_and_what_gets_through() -> None:
-    """A foe under stoneskin halves slashing unless the weapon is tagged magical; the record
-    names what applied (affectedBy)."""
+    """A foe under stoneskin halves slashing unless the weapon is tagged magical (ITM-WPN-30:
+    5e's "from nonmagical attacks" written ``{"type": "slashing", "except": ["magical"]}``);
+    the record names what applied (affectedBy)."""
     base = guarded([{"item": "arms/silver-blade"}])
     fight, answers = answer(GAME, base, '[combat: op="start" foe="Golem" role="standard" '
                                         'tier="6"]')

@@ -33,6 +33,19 @@ TWO_GOBLINS = '[combat: op="start" foe="Goblin" role="standard" tier="1" count="
 BRANNOC_NEAR = '[attack: target="Goblin 1"]'
 
 
+def _thrown() -> dict:
+    """skirmish with Brannoc's longsword thrown as well (a reach and a range, ITM-WPN-17), so
+    he can strike far: a weapon without a range reaches only near (ITM-WPN-18)."""
+    document = copy.deepcopy(DOCUMENT)
+    document["combat"]["distance"] = {"unit": "paces"}
+    document["catalogs"][0]["entries"][0]["item"]["attack"].update(
+        {"reach": 1, "range": {"normal": 6, "long": 20}})
+    return document
+
+
+FAR = load_ruleset(_thrown())
+
+
 def fighting(*tags: str, game=GAME) -> State:
     """Two goblins and the party in a fight, after ``tags`` (no round has passed)."""
     state, answers = answer(game, START, TWO_GOBLINS)
@@ -76,9 +89,9 @@ def test_cmb_cond_1_prone_gives_its_bearer_disadvantage_on_its_own_attacks() -> 
 @pytest.mark.parametrize(("reach", "pick", "chip"), [
     ("near", max, "Prone (near): advantage"), ("far", min, "Prone (far): disadvantage")])
 def test_cmb_cond_1_attacks_against_a_prone_target_by_reach(reach, pick, chip) -> None:
-    state = fighting('[combat: op="condition" who="Goblin 1" add="Prone"]')
+    state = fighting('[combat: op="condition" who="Goblin 1" add="Prone"]', game=FAR)
     text = f'[attack: target="Goblin 1" range="{reach}"]'
-    for record in records(state, text, range(60)):
+    for record in records(state, text, range(60), FAR):
         assert record["affectedBy"] == [chip] and record["range"] == reach
         assert len(record["rolls"]) == 2 and kept(record) == pick(record["rolls"])
 
@@ -158,9 +171,9 @@ def test_cmb_type_2_a_paralysed_foe_cannot_act_either() -> None:
 
 
 def test_cmb_cond_2_near_hits_on_a_paralysed_target_are_critical() -> None:
-    state = fighting('[combat: op="condition" who="Goblin 1" add="paralyzed"]')
+    state = fighting('[combat: op="condition" who="Goblin 1" add="paralyzed"]', game=FAR)
     results = Counter()
-    for record in records(state, '[attack: target="Goblin 1" range="near"]', range(80)):
+    for record in records(state, '[attack: target="Goblin 1" range="near"]', range(80), FAR):
         assert record["affectedBy"] == ["Paralyzed: advantage", "Paralyzed (near): critical"]
         natural = kept(record)
         hit = natural == 20 or (natural != 1 and record["total"] >= 13)
@@ -170,13 +183,14 @@ def test_cmb_cond_2_near_hits_on_a_paralysed_target_are_critical() -> None:
         results[record["result"]] += 1
     assert results["critical"] and results["miss"]
     far = Counter(r["result"] for r in records(
-        state, '[attack: target="Goblin 1" range="far"]', range(80)))
+        state, '[attack: target="Goblin 1" range="far"]', range(80), FAR))
     assert far["hit"]  # from far only the advantage holds
 
 
 # --- CMB-COND-3..6: durations and saves ------------------------------------------------------
 
 def test_cmb_cond_6_rounds_count_down_for_foes_and_heroes_alike_and_end_at_0() -> None:
+    """CMB-TURN-A6: durations count down after every exchange (the round's attacks)."""
     state = fighting('[combat: op="condition" who="Goblin 1" add="prone" rounds="2"]',
                      '[combat: op="condition" who="Ada" add="prone" rounds="1"]')
     assert one(state, "Goblin 1").conditions == (FightCondition(name="prone", rounds=2),)

@@ -236,6 +236,8 @@ def test_in_one_reply_the_attacks_come_before_a_heal() -> None:
 # --- the order within a reply (CMB-TURN-6..8, 14; OQ-CMB-7 b) -------------------------------
 
 def test_cmb_turn_6_8_a_faster_foe_downs_the_hero_before_its_attack() -> None:
+    """CMB-TURN-A2/A3: the faster foe's strike resolves first and downs Ada, whose action is
+    skipped."""
     state = ordered(BRUTE, Brute=30, Ada=1, Brannoc=0)
     text = '[attack: who="Ada" target="Brute"] [attack: who="Brute" target="Ada"]'
     _, after, answers = first(state, text, lambda a: a[1].record.get("result") != "miss")
