@@ -6,8 +6,10 @@ the request part is ``[kind: request`` and the answer part `` | answer``. Prints
 len(answer part) / len(request part) and the longest answer part, per tag kind and in all,
 twice: for the answer parts as recorded in the files, and as ``gmtags record`` writes them
 with today's engine (in memory; the files are not touched).
-Goal (issue 28): median ratio <= 1.2, no answer part over 400 characters. Fights get their own
-figure once the corpus has them.
+Goal (issue 28): median ratio <= 1.2, no answer part over 400 characters, for every tag but the
+fights' (``[attack:]`` and ``[combat:]``, :data:`FIGHT_KINDS`): those get their own figure, with
+no goal set yet (a strike's one line is about 2.5 times its request; a won fight's answer lists
+every felled foe's loot).
 Run from the repository root: .venv/bin/python benchmarks/answers.py
 """
 
@@ -30,6 +32,7 @@ CORPUS = ROOT / "fixtures/chats/corpus"
 MOST_RATIO = 1.2
 MOST_LENGTH = 400
 
+FIGHT_KINDS = frozenset({"attack", "combat"})
 Parts = list[tuple[str, int, int]]  # (tag kind, request part length, answer part length)
 
 
@@ -54,8 +57,14 @@ def figures(parts: Parts) -> tuple[float, int]:
             max(answer for _, _, answer in parts))
 
 
+def goal_parts(parts: Parts) -> Parts:
+    """The parts the issue-28 goal is for: every tag but the fights'."""
+    return [part for part in parts if part[0] not in FIGHT_KINDS]
+
+
 def report(title: str, parts: Parts) -> bool:
-    """Print the figures, per kind and in all; whether the whole meets the goal."""
+    """Print the figures, per kind, for the fights, and in all but the fights; whether that
+    meets the goal."""
     by_kind: dict[str, Parts] = defaultdict(list)
     for part in parts:
         by_kind[part[0]].append(part)
@@ -64,9 +73,15 @@ def report(title: str, parts: Parts) -> bool:
         ratio, longest = figures(by_kind[kind])
         print(f"  {kind:<12} {len(by_kind[kind]):>5} tags  median answer/request {ratio:5.2f}  "
               f"longest answer part {longest:>5}")
-    ratio, longest = figures(parts)
+    fights = [part for part in parts if part[0] in FIGHT_KINDS]
+    if fights:
+        ratio, longest = figures(fights)
+        print(f"  {'fights':<12} {len(fights):>5} tags  median answer/request {ratio:5.2f}  "
+              f"longest answer part {longest:>5}  (no goal yet)")
+    rest = goal_parts(parts)
+    ratio, longest = figures(rest)
     met = ratio <= MOST_RATIO and longest <= MOST_LENGTH
-    print(f"  {'all':<12} {len(parts):>5} tags  median answer/request {ratio:5.2f}  "
+    print(f"  {'the rest':<12} {len(rest):>5} tags  median answer/request {ratio:5.2f}  "
           f"longest answer part {longest:>5}  goal (<= {MOST_RATIO}, <= {MOST_LENGTH}): "
           f"{'met' if met else 'NOT met'}")
     return met

@@ -12,7 +12,8 @@ What is SRD data and what is gmtags' own choice:
 
 * From the SRD files: every item's name, category, cost, weight, description (first paragraph),
   weapon damage, damage type, properties and ranges, armour class, Dex cap, Strength requirement
-  and stealth disadvantage, magic items' rarity and attunement.
+  and stealth disadvantage, magic items' rarity and attunement, and what the potions of healing
+  heal (the SRD's "Potions of Healing" table, :data:`HEALING_POTIONS`).
 * gmtags' own (the SRD has no such tables): prices of magic items the SRD leaves unpriced
   (:data:`RARITY_PRICE_GP`, halved for consumables as the DMG does), the market (places, sold
   rules, sellers), the loot tables (modelled on the DMG's individual-treasure and hoard bands,
@@ -65,6 +66,11 @@ CONSUMABLE = {"potion", "scroll", "ammunition"}
 COST_OVERRIDES_GP = {"bag-of-devouring": 5}
 FAKES = {"potion-of-poison": "magic_items/potion-of-healing",
          "bag-of-devouring": "magic_items/bag-of-holding"}
+# The SRD's "Potions of Healing" table: what drinking one gives back (ITM-OUT-3, ITM-USE-2);
+# an action to drink, used up.
+HEALING_POTIONS = {"potion-of-healing": ("2d4", 2), "potion-of-greater-healing": ("4d4", 4),
+                   "potion-of-superior-healing": ("8d4", 8),
+                   "potion-of-supreme-healing": ("10d4", 20)}
 RISKY = {"wand-of-wonder": "every wave is a gamble; some effects turn on the one who waves it"}
 DAMAGE_TYPES = ["acid", "bludgeoning", "cold", "fire", "force", "lightning", "necrotic",
                 "piercing", "poison", "psychic", "radiant", "slashing", "thunder"]
@@ -359,6 +365,10 @@ def magic_entries(srd: Path) -> list[dict[str, Any]]:
             item["passesFor"] = FAKES[ident]
         if ident in RISKY:
             item["risky"] = RISKY[ident]
+        if ident in HEALING_POTIONS:
+            dice, flat = HEALING_POTIONS[ident]
+            item["use"] = {"kind": "heal", "budget": "action",
+                           "amount": {"dice": dice, "flat": flat}, "consumes": True}
         if ident == "potion-of-poison":
             item["tells"] = [
                 {"check": {"value": {"derived": "poisoners_kit_check"}}, "dc": 13,

@@ -1,7 +1,9 @@
-"""The README's examples run: its Python block, and every `gmtags` command of "Using it"."""
+"""The README's examples run: its Python block, every `gmtags` command of "Using it", and the
+worked fight of "Combat", whose output excerpts are what the commands print."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -44,3 +46,34 @@ def test_every_using_it_command_runs(command, tmp_path):
     result = subprocess.run(shell, shell=True, cwd=ROOT, capture_output=True, text=True,
                             timeout=120, check=False)
     assert result.returncode == 0, (command, result.stderr)
+
+
+def _combat_section() -> str:
+    return README.split("\n### Combat\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _combat_commands() -> list[str]:
+    block = re.search(r"```sh\n(.*?)```", _combat_section(), flags=re.DOTALL)
+    assert block is not None
+    joined = block.group(1).replace("\\\n", " ")
+    return [line.strip() for line in joined.splitlines() if line.strip()]
+
+
+def test_the_combat_example_prints_what_the_readme_shows():
+    """Issue 24: the worked srd5 fight runs (replay, then prompt mid-fight) and every line of
+    the section's output excerpts is in what they print (a wide terminal, so no line wraps)."""
+    commands = _combat_commands()
+    assert [c.split()[1] for c in commands] == ["replay", "prompt"]
+    printed = []
+    for command in commands:
+        result = subprocess.run(command.replace(".venv/bin/gmtags", shlex.quote(GMTAGS)),
+                                shell=True, cwd=ROOT, capture_output=True, text=True,
+                                timeout=120, check=False, env={**os.environ, "COLUMNS": "250"})
+        assert result.returncode == 0, (command, result.stderr)
+        printed.append(" ".join(result.stdout.split()))
+    excerpts = re.findall(r"```text\n(.*?)```", _combat_section(), flags=re.DOTALL)
+    assert len(excerpts) == 2
+    for excerpt, output in zip(excerpts, printed, strict=True):
+        for line in excerpt.splitlines():
+            assert " ".join(line.split()) in output, line
+    assert "COMBAT (round 4 fought" in printed[1]
