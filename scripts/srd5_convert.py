@@ -782,7 +782,7 @@ def combat_conditions() -> list[dict[str, Any]]:
     with advantage (edge 1) or disadvantage (-1), hits that are critical up close, and the
     petrified creature's resistance to all damage and immunity to poison."""
     cannot: dict[str, Any] = {"noActions": True}
-    helpless = [{"edge": 1}, {"edge": 1, "reach": "near", "crit": True}]
+    helpless = [{"edge": 1}, {"reach": "near", "crit": True}]  # advantage once, crit near
     return [
         {"condition": "blinded", "edge": -1, "checks": ["attack"], "against": [{"edge": 1}]},
         {"condition": "frightened", "edge": -1, "checks": ["attack"]},

@@ -798,8 +798,10 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
             record["damageType"] = kind
         if guards:
             record["affectedBy"] = [*edge.affected_by, *(g.text for g in guards)]
-        text += f", {struck.damage}" + (f" {kind}" if kind else "") + " damage" + (
-            f" ({dice})" if dice else "")
+        rest = struck.damage - sum(sum(r.faces) for r in struck.rolls.rolls)
+        added = f" {'+' if rest >= 0 else '-'} {abs(rest)}" if rest and dice else ""
+        text += f", {dice or struck.damage}{added} = {struck.damage}" + (
+            f" {kind}" if kind else "")
         if guards:
             text += f" ({'; '.join(g.text for g in guards)}: {dealt})"
     if health.temporary:

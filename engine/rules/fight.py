@@ -14,7 +14,17 @@ from fractions import Fraction
 from ..dice import Stream
 from ..ruleset import Formula, Template, combat_kind
 from ..ruleset.fight import AttackRule, TurnAction
-from ..ruleset.formula import Reference, double_dice, references
+from ..ruleset.formula import (
+    Binary,
+    Call,
+    Dice,
+    Negate,
+    Node,
+    Reference,
+    double_dice,
+    nodes,
+    references,
+)
 from .armour import defence_of
 from .formula import Evaluation, Resolve, evaluate, foe_modifier, foe_reader, sheet_reader
 from .game import Game
@@ -87,9 +97,39 @@ def make_foe(game: Game, template: Template, tier: int, name: str, joined: int,
     attacks = (max(evaluate(numbers.attacks, reader, stream).value, 0)
                if numbers.attacks is not None else None)
     return Combatant(name=name, side="foes", initiative=initiative, joined=joined, hp=hp,
-                     hp_max=hp, defence=defence, attack=attack, damage=numbers.damage.text,
+                     hp_max=hp, defence=defence, attack=attack,
+                     damage=worked(numbers.damage.tree, reader, stream),
                      role=template.role, tier=tier, modifier=modifier, attacks=attacks,
                      loot=template.loot, damage_type=foe_damage_type(game, template))
+
+
+_BINDS = {"+": 1, "-": 1, "*": 2, "/": 2}
+
+
+def worked(node: Node, resolve: Resolve, stream: Stream) -> str:
+    """CMB-TPL-8, DESIGN.md "State": a formula as it stands once its references are read —
+    every part without dice worked out to its number (``(@tier)d6 + @tier`` at tier 1 reads
+    ``1d6 + 1``), the dice left to roll. The text parses back to the same damage."""
+    if not any(isinstance(n, Dice) for n in nodes(node)):
+        value = evaluate(node, resolve, stream).value
+        return str(value) if value >= 0 else f"({value})"
+    if isinstance(node, Dice):
+        count, sides = worked(node.count, resolve, stream), worked(node.sides, resolve, stream)
+        return (count if count.isdigit() else f"({count})") + "d" + (
+            sides if sides.isdigit() else f"({sides})")
+    if isinstance(node, Negate):
+        return f"-({worked(node.operand, resolve, stream)})"
+    if isinstance(node, Call):
+        return f"{node.function}({', '.join(worked(a, resolve, stream) for a in node.arguments)})"
+    assert isinstance(node, Binary)
+    left, right = worked(node.left, resolve, stream), worked(node.right, resolve, stream)
+    if isinstance(node.left, Binary) and _BINDS[node.left.op] < _BINDS[node.op] \
+            and not left.isdigit():
+        left = f"({left})"
+    if isinstance(node.right, Binary) and _BINDS[node.right.op] <= _BINDS[node.op] \
+            and not (node.op in "+*" and node.right.op == node.op) and not right.isdigit():
+        right = f"({right})"
+    return f"{left} {node.op} {right}"
 
 
 def foe_damage_type(game: Game, template: Template) -> str | None:

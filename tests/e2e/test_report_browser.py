@@ -290,7 +290,8 @@ def test_fight_report_shows_each_round_with_its_dice_and_hit_points(browser, tmp
     assert second.locator(".order").inner_text() == \
         "Order: Ada 16, Goblin 15, Brannoc 9, Rat 2 3, Rat 1 2"
     rows = second.locator("tr").all_inner_texts()
-    assert rows[1].split("\t") == ["Brannoc → Goblin", "Longsword", "14", "+ 5", "19", "13",
+    assert rows[1].startswith("Ada → Rat 2")  # CMB-TURN-14: in the order they landed
+    assert rows[2].split("\t") == ["Brannoc → Goblin", "Longsword", "14", "+ 5", "19", "13",
                                    "hit", "(7)", "10", "4/14"]
     assert rows[3].split("\t") == ["Brannoc → Goblin", "no-time"]
     assert second.locator(".hp").inner_text() == (

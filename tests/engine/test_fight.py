@@ -105,7 +105,8 @@ def test_cmb_tpl_5_a_foe_gets_the_worked_values_of_its_template(tier, hp, defenc
     state, answers = answer(GAME, START, f'[combat: op="start" foe="Orc" tier="{tier}"]')
     orc = foe(state, "Orc")
     assert (orc.hp, orc.hp_max, orc.defence, orc.attack) == (hp, hp, defence, attack)
-    assert orc.damage == "(@tier)d6 + @tier"
+    # CMB-TPL-8, DESIGN.md "State": the damage as it stands at this tier, dice left to roll
+    assert orc.damage == f"{tier}d6 + {tier}"
     assert answers[0].record["foes"][0]["hpMax"] == hp
 
 

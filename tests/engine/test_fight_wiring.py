@@ -51,7 +51,7 @@ def test_cmb_type_1_a_foes_strike_has_its_templates_damage_type() -> None:
     state = fight()
     _, hit = first_hit(SRD5, state, '[attack: who="Goblin 1" target="Quill"]')
     assert hit.record["damageType"] == "slashing"  # srd5's standard template
-    assert " slashing damage " in hit.text
+    assert " = " in hit.text and hit.text.split(" · ")[1].endswith(" slashing")
 
 
 def test_cmb_type_1_an_unarmed_strike_has_the_systems_default_type() -> None:
@@ -110,3 +110,27 @@ def test_cmb_reads_1_to_5_the_damage_reads_the_systems_values_for_the_attacker()
         expected = int(ability_modifier(game, view.ability_score("str"))) + 2
         _, hit = first_hit(game, state, f'[attack: who="{who}" target="Goblin" with="unarmed"]')
         assert hit.record["damage"] == max(expected, 0)  # no dice: a critical doubles none
+
+
+@pytest.mark.parametrize(("written", "tier", "shown"), [
+    ("(@tier)d6 + @tier", 1, "1d6 + 1"),
+    ("(@tier + 1)d10 + @tier + 3", 2, "3d10 + 2 + 3"),
+    ("2 * (1d4 + @tier) - (3 - @tier)", 2, "2 * (1d4 + 2) - 1"),
+    ("max(1d6, @tier) + d(@tier + 4)", 2, "max(1d6, 2) + 1d6"),
+])
+def test_cmb_tpl_8_a_foes_damage_is_kept_as_it_stands_at_its_tier(written, tier, shown) -> None:
+    """DESIGN.md "State": a foe's damage formula with its references read when it joins —
+    the dice left to roll — and the text rolls exactly what the template's formula rolls."""
+    from engine.dice import Stream
+    from engine.rules.fight import worked
+    from engine.rules.formula import evaluate
+    from engine.ruleset import parse_formula
+    formula = parse_formula(written)
+
+    def tier_of(reference) -> int:
+        return tier if reference.name == "tier" else 0
+    assert worked(formula.tree, tier_of, Stream("w", (), "x")) == shown
+    again = parse_formula(shown)
+    for n in range(50):
+        assert evaluate(again, tier_of, Stream("w", (n,), "d")).value == evaluate(
+            formula, tier_of, Stream("w", (n,), "d")).value
