@@ -28,12 +28,20 @@ Prints, per chat length:
   model streams it (issue 23: each tag answered once, as it completes), p50 ms per reply, and
   ``vs whole``: that over answering the same reply in one piece.
 
+- ``--mid-reply`` (issue 27) prints only this: a streamed reply of 1 and 4 tags through the
+  stage with ``"resolve": "after"`` and with ``"resolve": "mid-reply"`` (each tag stopped at,
+  answered, and the reply continued by a fake model that continues an assistant prefix), p50
+  of the time to the first token and of the whole reply, and the added latency over the same
+  reply streamed from the model directly. The fake model writes at no speed limit, so the
+  figures are the stage's own cost plus one loopback request per stop; a real model also
+  reads the prefix again per continuation (fast with a prompt cache) and that is not here.
+
 The three chats are measured in one process, a round of each in turn (10, 1,000, 10,000 turns,
 then again), so that each length meets the same heap and the same moments of a shared
 machine: measured one length after the other, the figures moved by a third from run to run
 with what the process had allocated before and what the neighbours did.
 
-Run from the repository root: .venv/bin/python benchmarks/stage.py
+Run from the repository root: .venv/bin/python benchmarks/stage.py [--mid-reply]
 """
 
 from __future__ import annotations
@@ -263,7 +271,109 @@ def streamed(folder: GameFolder) -> dict[int, tuple[float, float]]:
     return figures
 
 
+MID_TAGS = (1, 4)
+MID_ROUNDS = 30
+MID_PROSE = " The rain keeps on and the road bends toward the ford; Bram says nothing."
+
+
+def mid_story(tags: int) -> str:
+    """A reply of ``tags`` skill checks, each followed by a sentence of narration."""
+    return "Ada walks into the square." + "".join(
+        f' [skill_check: skill="sneak" dc="{8 + i}" who="Ada"]{MID_PROSE}' for i in range(tags))
+
+
+async def _continuing_chat(request: Request) -> Response:
+    """A model that continues the final assistant message: the story after the tags it has."""
+    from starlette.responses import StreamingResponse
+
+    import tagparse
+
+    body = json.loads(await request.body())
+    messages = body["messages"]
+    tags = int(messages[-2 if messages[-1]["role"] == "assistant" else -1]["content"])
+    story = mid_story(tags)
+    prefix = messages[-1]["content"] if messages[-1]["role"] == "assistant" else ""
+    done = len(tagparse.scan(prefix).tags)
+    at = tagparse.scan(story).tags[done - 1].end if done else 0
+    text = story[at:]
+
+    async def events() -> Any:
+        for start in range(0, len(text), STREAM_CHUNK):
+            if await request.is_disconnected():
+                return  # the stage stopped the reply at a tag
+            piece = {"choices": [{"index": 0, "delta": {"content": text[start:start + 4]},
+                                  "finish_reason": None}]}
+            yield f"data: {json.dumps(piece)}\n\n".encode()
+        yield b'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\n'
+        yield b"data: [DONE]\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
+def _continuing_app() -> Starlette:
+    return Starlette(routes=[Route("/v1/chat/completions", _continuing_chat, methods=["POST"])])
+
+
+def _stages_app(root: Path, upstream: str) -> Starlette:
+    from replay.stage.app import load_games
+
+    return build_app(StageConfig(upstream=upstream, games=load_games(root), store=MemoryStore()))
+
+
+def _timed_stream(client: httpx.Client, url: str, tags: int) -> tuple[float, float]:
+    """(seconds to the first content, seconds to [DONE]) of one streamed reply."""
+    started = time.perf_counter()
+    first = None
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": str(tags)}]}
+    with client.stream("POST", url, json=body) as response:
+        for line in response.iter_lines():
+            if first is None and '"content": "' in line and '"content": ""' not in line:
+                first = time.perf_counter() - started
+    return first or 0.0, time.perf_counter() - started
+
+
+def mid_reply() -> None:
+    """The --mid-reply figures (issue 27)."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="gmtags-bench-mid-"))
+    for name, options in (("after", {}), ("mid", {"resolve": "mid-reply"})):
+        (root / name).mkdir()
+        shutil.copy(bundled("rulesets/harrow.json"), root / name / "ruleset.json")
+        shutil.copy(bundled("parties/harrow.json"), root / name / "party.json")
+        (root / name / "options.json").write_text(json.dumps(options))
+    model_url, model = serve(_continuing_app)
+    stage_url, stage = serve(_stages_app, root, model_url + "/v1")
+    nodelay = httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+    print(f"{'tags':>4}  {'resolve':>9}  {'first token p50 ms':>18}  {'reply p50 ms':>12}  "
+          f"{'added p50 ms':>12}  {'direct reply p50 ms':>19}")
+    with httpx.Client(timeout=120, transport=nodelay) as client:
+        for tags in MID_TAGS:
+            urls = {"direct": f"{model_url}/v1/chat/completions",
+                    "after": f"{stage_url}/games/after/v1/chat/completions",
+                    "mid-reply": f"{stage_url}/games/mid/v1/chat/completions"}
+            times: dict[str, list[tuple[float, float]]] = {name: [] for name in urls}
+            for url in urls.values():
+                _timed_stream(client, url, tags)  # warm: connections, caches
+            for _ in range(MID_ROUNDS):
+                for name, url in urls.items():
+                    times[name].append(_timed_stream(client, url, tags))
+            direct = times["direct"]
+            for name in ("after", "mid-reply"):
+                added = [t[1] - d[1] for t, d in zip(times[name], direct, strict=True)]
+                print(f"{tags:>4}  {name:>9}  {p50([t[0] for t in times[name]]):>18.2f}  "
+                      f"{p50([t[1] for t in times[name]]):>12.2f}  "
+                      f"{p50(added):>12.2f}  {p50([d[1] for d in direct]):>19.2f}")
+    for process in (stage, model):
+        process.terminate()
+        process.join()
+
+
 def main() -> None:
+    if "--mid-reply" in sys.argv[1:]:
+        mid_reply()
+        return
     root = Path(__file__).resolve().parent.parent
     game = _game_folder(root)
     folder = load_game(game)

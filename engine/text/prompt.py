@@ -23,14 +23,24 @@ from ..rules.tracks import penalty_for, track_max, track_value
 from ..ruleset import Item
 from .fight import combat_block
 
+# Said when the stage answers each tag as the model finishes it (issue 27, the game option
+# "resolve": "mid-reply"): the answer is written into the tag before the reply goes on.
+MID_REPLY_LINE = (
+    "Each tag is answered the moment you close it: the engine's answer appears right after it, "
+    'inside the tag (| ok="..." text="..."). Continue the reply from that answer and narrate '
+    "what it says, never the result you expected. Write a [place:] as the first tag of a reply.")
 
-def instructions(game: Game) -> str:
+
+def instructions(game: Game, mid_reply: bool = False) -> str:
     """The GM instructions: the line each declared action teaches, only for the commands this
-    ruleset answers (ITM-CMD-3, ITM-MONEY-10)."""
+    ruleset answers (ITM-CMD-3, ITM-MONEY-10); with ``mid_reply``, that each tag's answer
+    appears right after it (:data:`MID_REPLY_LINE`)."""
     lines = [
         "You are the game master. When the party's possessions change, write a tag in your "
         "reply; gmtags answers it with the rules and the dice. Never invent results.",
     ]
+    if mid_reply:
+        lines.append(MID_REPLY_LINE)
     for declared in ACTIONS.values():
         if declared.teach is not None and (declared.needs is None or declared.needs.test(game)):
             lines += declared.teach(game)
@@ -237,12 +247,13 @@ def last_answers_block(answers: Sequence[Answer]) -> str:
     return "\n".join(lines)
 
 
-def state_context(game: Game, state: State, lines_of: StackLines | None = None) -> str:
+def state_context(game: Game, state: State, lines_of: StackLines | None = None,
+                  mid_reply: bool = False) -> str:
     """The GM section's blocks that depend on the state alone: instructions, inventory, sheet,
     market and, in a fight, COMBAT (:func:`~engine.text.fight.combat_block`, with the combat
     lines of the instructions), separated by blank lines (``lines_of``: remembered stack
-    lines to reuse, see :class:`StackLines`)."""
-    blocks = [instructions(game), inventory_block(game, state, lines_of),
+    lines to reuse, see :class:`StackLines`; ``mid_reply``: see :func:`instructions`)."""
+    blocks = [instructions(game, mid_reply), inventory_block(game, state, lines_of),
               sheet_block(game, state), market_block(game, state), combat_block(game, state)]
     return "\n\n".join(block for block in blocks if block)
 

@@ -42,6 +42,8 @@ from ..formats.fields import unicode_text
 from ..transcript import TranscriptError
 from .answering import AnswerMode, ReplyStream
 from .body import Body, BodyReader
+from .midreply import LegFailed, MidReply, MidReplyOptions, late_places, read_options
+from .reading import Deadline, DeadlinePassed, completion_of, read_body, within
 from .upstream import (
     Redactor,
     SurrogateJoiner,
@@ -63,7 +65,6 @@ DROPPED_HEADERS = frozenset({
     "host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade",
     "accept-encoding", "te", "trailer", "proxy-authorization", "proxy-connection",
 })
-MAX_UPSTREAM_BODY = 16 * 1024 * 1024  # bytes read of a model server's non-stream answer
 # A request body up to this size is read and folded on the event loop (a few hundred tags at
 # most, folded in milliseconds); a larger one in a worker thread, so that it cannot hold the
 # loop while small requests of other chats wait (a thread hop costs more than the whole work
@@ -86,8 +87,9 @@ class GmSection:
     STATES = 16
     LINES = 2048
 
-    def __init__(self, game: Game, states: int = STATES) -> None:
+    def __init__(self, game: Game, states: int = STATES, mid_reply: bool = False) -> None:
         self.game = game
+        self.mid_reply = mid_reply  # the instructions say each tag is answered right after it
         self.states = states
         self.lines = StackLines(self.LINES)
         self._texts: OrderedDict[int, tuple[State, str]] = OrderedDict()
@@ -101,7 +103,7 @@ class GmSection:
         if found is not None and found[0] is state:
             state_text = found[1]
         else:
-            state_text = state_context(self.game, state, self.lines)
+            state_text = state_context(self.game, state, self.lines, self.mid_reply)
             with self._lock:
                 self._texts[id(state)] = (state, state_text)
                 self._texts.move_to_end(id(state))
@@ -120,10 +122,11 @@ class GameFolder:
     start: State
     answers: AnswerMode = "inline"
     continue_replies: bool = True
+    mid_reply: MidReplyOptions = field(default_factory=MidReplyOptions)
     section: GmSection = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "section", GmSection(self.game))
+        object.__setattr__(self, "section", GmSection(self.game, mid_reply=self.mid_reply.stops))
 
 
 def _problems(path: Path, failure: Exception) -> str:
@@ -158,7 +161,7 @@ def load_game(folder: Path) -> GameFolder:
     if answers not in ("inline", "block", "none"):
         raise InputError(f"{path}#/answers: is inline, block or none, not {answers!r}")
     return GameFolder(folder.name, game, start, answers,
-                      bool(options.get("continue", True)))
+                      bool(options.get("continue", True)), read_options(options, path))
 
 
 @dataclass
@@ -218,6 +221,7 @@ class Prepared:
     at: int
     outcome: FoldOutcome
     before: str  # the text of a reply being continued, else ""
+    resolve: dict[str, Any] | None = None  # what the metadata says of mid-reply answers
 
     @property
     def body(self) -> dict[str, Any]:
@@ -259,12 +263,35 @@ def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Bod
     while leading < len(messages) and isinstance(messages[leading], dict) and messages[
             leading].get("role") in ("system", "developer"):
         leading += 1
-    return Prepared(body, {"role": "system", "content": section}, leading, outcome, before)
+    return Prepared(body, {"role": "system", "content": section}, leading, outcome, before,
+                    _resolve(folder))
 
 
 def _metadata(prepared: Prepared, stream: ReplyStream) -> dict[str, Any]:
-    return {**prepared.outcome.to_json(),
-            "answers": [a.to_json() for a in stream.answers]}
+    found = {**prepared.outcome.to_json(), "answers": [a.to_json() for a in stream.answers]}
+    return found if prepared.resolve is None else {**found, "resolve": prepared.resolve}
+
+
+def _mid_metadata(prepared: Prepared, mid: MidReply) -> dict[str, Any]:
+    """The metadata of a reply answered mid-way: which tags it stopped at, and a note on a
+    [place:] written after other tags (issue 27)."""
+    differs = mid.differs()
+    if differs:
+        log.warning("mid-reply: %d answer(s) the model read differ from the whole reply's "
+                    "(a later [place:] or fight tag is resolved before them)", len(differs))
+    resolve = {"mode": "mid-reply", "upstreamContinues": mid.options.continues,
+               "stops": len(mid.stopped), "stoppedAt": mid.stopped, "differs": differs}
+    return {**prepared.outcome.to_json(), "answers": late_places(mid.stream.answers),
+            "resolve": resolve}
+
+
+def _resolve(folder: GameFolder) -> dict[str, Any] | None:
+    """What the metadata says of ``"resolve"`` when the reply is answered after it."""
+    if folder.mid_reply.resolve == "mid-reply":  # and the upstream cannot continue a reply
+        return {"mode": "after", "upstreamContinues": "no",
+                "note": 'answered after the reply: "upstreamContinues" is "no", so the model '
+                        "was not stopped at its tags"}
+    return None
 
 
 def _client_headers(request: Request, config: StageConfig) -> dict[str, str]:
@@ -314,26 +341,6 @@ def _parse(raw: bytes, reader: BodyReader | None) -> Any:
         raise InputError("request body is nested too deeply") from None
     except ValueError as failure:  # not JSON, or not UTF-8
         raise InputError(f"request body is not JSON ({failure})") from None
-
-
-class Deadline:
-    """The ``--deadline`` of one reply: seconds left, on the stage's clock."""
-
-    def __init__(self, config: StageConfig) -> None:
-        self._clock = config.clock
-        self._end = None if config.deadline is None else config.clock() + config.deadline
-
-    def left(self) -> float | None:
-        return None if self._end is None else self._end - self._clock()
-
-    @property
-    def passed(self) -> bool:
-        left = self.left()
-        return left is not None and left <= 0
-
-
-class DeadlinePassed(Exception):
-    """The reply took longer than ``--deadline``."""
 
 
 def build_app(config: StageConfig) -> Starlette:
@@ -421,8 +428,12 @@ def build_app(config: StageConfig) -> Starlette:
         if storing is not None:
             storing_now.add(storing)
             storing.add_done_callback(storing_now.discard)
-        deadline = Deadline(config)
-        if read.get("stream"):
+        deadline = Deadline(config.clock, config.deadline)
+        if folder.mid_reply.stops:
+            mid = MidReply(client, upstream.endpoint("chat/completions"), headers, prepared.body,
+                           stream, folder.mid_reply, deadline)
+            response = await _mid_reply(request, prepared, mid)
+        elif read.get("stream"):
             response = await _streamed(request, prepared, stream, headers, deadline)
         else:
             response = await _whole(request, prepared, stream, headers, deadline)
@@ -433,7 +444,7 @@ def build_app(config: StageConfig) -> Starlette:
     async def _whole(request: Request, prepared: Prepared, stream: ReplyStream,
                      headers: dict[str, str], deadline: Deadline) -> Response:
         try:
-            status, raw = await _unless_gone(request, _within(deadline, _read_reply(
+            status, raw = await _unless_gone(request, within(deadline, _read_reply(
                 client, upstream.endpoint("chat/completions"), prepared.content(), headers,
                 deadline)))
         except ClientGone:
@@ -444,7 +455,7 @@ def build_app(config: StageConfig) -> Starlette:
             return _upstream_failure(failure)
         if status != 200:
             return _upstream_status(status, raw.decode("utf-8", "replace"))
-        completion = _completion(raw)
+        completion = completion_of(raw)
         if completion is None:
             log.warning("model server: answered with something that is not a chat completion")
             return error(502, "the model server's answer is not a chat completion",
@@ -461,7 +472,7 @@ def build_app(config: StageConfig) -> Starlette:
         try:
             # Until the model sends its headers the client's hanging up is watched here; then
             # StreamingResponse watches it and cancels _relay, which closes the model's stream.
-            reply = await _unless_gone(request, _within(deadline, client.send(
+            reply = await _unless_gone(request, within(deadline, client.send(
                 upstream_request, stream=True)))
         except ClientGone:
             return Response(status_code=499)
@@ -479,6 +490,46 @@ def build_app(config: StageConfig) -> Starlette:
             _restream(reply, prepared, stream, deadline, config)
         return StreamingResponse(events, media_type="text/event-stream",
                                  headers={"cache-control": "no-cache"})
+
+    async def _mid_reply(request: Request, prepared: Prepared, mid: MidReply) -> Response:
+        """A reply answered mid-way (issue 27): its first request's failure is the response's,
+        as for any reply; after that the reply is one stream, or one completion."""
+        first = client.build_request("POST", mid.url, headers=mid.headers,
+                                     content=mid.first_content(prepared.content()))
+        try:
+            reply = await _unless_gone(request, within(mid.deadline, client.send(
+                first, stream=True)))
+        except ClientGone:
+            return Response(status_code=499)
+        except DeadlinePassed:
+            return _deadline_failure(config)
+        except httpx.HTTPError as failure:
+            return _upstream_failure(failure)
+        if reply.status_code != 200:
+            text = (await reply.aread()).decode("utf-8", "replace")
+            await reply.aclose()
+            return _upstream_status(reply.status_code, text)
+        if mid.client_streams:
+            return StreamingResponse(_mid_events(reply, prepared, mid, config),
+                                     media_type="text/event-stream",
+                                     headers={"cache-control": "no-cache"})
+        try:
+            text = await _unless_gone(request, within(mid.deadline, _joined(mid.run(reply))))
+        except ClientGone:
+            return Response(status_code=499)
+        except DeadlinePassed:
+            return _deadline_failure(config)
+        except LegFailed as failure:
+            log.warning("model server: %s", failure.message)
+            return error(502, failure.message, "upstream_error", failure.code)
+        document: dict[str, Any] = {
+            **mid.base, "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                         "finish_reason": mid.finish}]}
+        if mid.usage is not None:
+            document["usage"] = mid.usage
+        document["gmtags"] = _mid_metadata(prepared, mid)
+        return JSONResponse(document)
 
     def _access(request: Request, status: int, began: float,
                 prepared: Prepared | None = None) -> None:
@@ -521,57 +572,16 @@ def build_app(config: StageConfig) -> Starlette:
     return app
 
 
-async def _within(deadline: Deadline, work: Coroutine[Any, Any, T]) -> T:
-    """``work``, cancelled with :class:`DeadlinePassed` when the reply's deadline passes."""
-    left = deadline.left()
-    if left is None:
-        return await work
-    if left <= 0:
-        work.close()
-        raise DeadlinePassed
-    try:
-        return await asyncio.wait_for(work, timeout=left)
-    except TimeoutError:
-        raise DeadlinePassed from None
-
-
 async def _read_reply(client: httpx.AsyncClient, url: httpx.URL, content: bytes,
                       headers: dict[str, str], deadline: Deadline) -> tuple[int, bytes]:
     """(status, body) of a non-stream request (:func:`_body`)."""
     async with client.stream("POST", url, content=content, headers=headers) as reply:
-        return reply.status_code, await _body(reply, deadline)
-
-
-async def _body(reply: httpx.Response, deadline: Deadline) -> bytes:
-    """A model server's whole answer, up to :data:`MAX_UPSTREAM_BODY` bytes, the deadline
-    checked between its chunks (:class:`DeadlinePassed`)."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in reply.aiter_bytes():
-        if deadline.passed:
-            raise DeadlinePassed
-        size += len(chunk)
-        if size > MAX_UPSTREAM_BODY:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
+        return reply.status_code, await read_body(reply, deadline)
 
 
 def _answered(stream: ReplyStream, message: dict[str, Any]) -> str:
     """A whole completion's message content, with its tags answered."""
     return stream.feed(unicode_text(message.get("content") or "")) + stream.finish()
-
-
-def _completion(raw: bytes) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """A chat completion document and its first choice's message, or None."""
-    try:
-        document = json.loads(raw)
-        message = document["choices"][0]["message"]
-        if not isinstance(message, dict) or not isinstance(message.get("content") or "", str):
-            return None
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
-        return None
-    return document, message
 
 
 def _deadline_passed(config: StageConfig) -> str:
@@ -684,13 +694,50 @@ async def _relay(reply: httpx.Response, prepared: Prepared, stream: ReplyStream,
     yield b"data: [DONE]\n\n"
 
 
+async def _joined(pieces: AsyncIterator[str]) -> str:
+    return "".join([piece async for piece in pieces])
+
+
+async def _mid_events(reply: httpx.Response, prepared: Prepared, mid: MidReply,
+                      config: StageConfig) -> AsyncIterator[bytes]:
+    """A reply answered mid-way as one event stream: the answered text as it comes over
+    every request of the reply, one finish (with the metadata and the summed usage), one
+    ``[DONE]``; a failure after the first request ends it with an error event."""
+    base = {**mid.base, "object": "chat.completion.chunk"}
+    role = True
+    try:
+        async for text in mid.run(reply):
+            base = {**mid.base, "object": "chat.completion.chunk"}
+            delta = {"role": "assistant", "content": text} if role else {"content": text}
+            role = False
+            yield _sse({**base, "choices": [{"index": 0, "delta": delta,
+                                             "finish_reason": None}]})
+    except DeadlinePassed:
+        yield _error_event(_deadline_passed(config), "deadline")
+        yield b"data: [DONE]\n\n"
+        return
+    except LegFailed as failure:
+        log.warning("model server: %s", failure.message)
+        yield _error_event(failure.message, failure.code)
+        yield b"data: [DONE]\n\n"
+        return
+    base = {**mid.base, "object": "chat.completion.chunk"}
+    last: dict[str, Any] = {**base, "choices": [{"index": 0, "delta": {},
+                                                 "finish_reason": mid.finish}],
+                            "gmtags": _mid_metadata(prepared, mid)}
+    if mid.usage is not None:
+        last["usage"] = mid.usage
+    yield _sse(last)
+    yield b"data: [DONE]\n\n"
+
+
 async def _restream(reply: httpx.Response, prepared: Prepared, stream: ReplyStream,
                     deadline: Deadline, config: StageConfig) -> AsyncIterator[bytes]:
     """A model server that answers a stream request with a whole JSON completion: its answer
     sent as one chunk and the finish; anything else an error event."""
     raw = b""
     try:
-        raw = await _body(reply, deadline)
+        raw = await read_body(reply, deadline)
     except DeadlinePassed:
         yield _error_event(_deadline_passed(config), "deadline")
         yield b"data: [DONE]\n\n"
@@ -699,7 +746,7 @@ async def _restream(reply: httpx.Response, prepared: Prepared, stream: ReplyStre
         log.warning("model server: failed mid-answer (%s)", type(failure).__name__)
     finally:
         await reply.aclose()
-    completion = _completion(raw)
+    completion = completion_of(raw)
     if completion is None:
         log.warning("model server: answered a stream request with neither a stream nor a "
                     "chat completion")

@@ -1,0 +1,359 @@
+"""Mid-reply answers: the model narrates the roll it really got (issue 27; DESIGN.md
+"Interfaces", "Mid-reply answers").
+
+With the game option ``"resolve": "mid-reply"`` the stage stops the model at the end of each tag
+it may answer there, answers it, and sends a continuation: the same request with the reply so
+far — the answered tag included — as the final assistant message to continue. The narration
+after the tag is written knowing the answer, and the client sees one reply.
+
+Where it stops (:func:`stops_at`): where the replay answers the tag the same whatever the rest
+of the reply says. The fold answers a reply's ``[place:]`` tags first, then its fight
+(``[combat:]``, ``[attack:]`` in initiative order), then every other tag in text order
+(DESIGN.md "Rounds and order"), so: never at a fight tag, never after the reply's first fight
+tag, and a ``[place:]`` only as the reply's first tag. At a stop the tags so far are answered
+as :class:`~replay.stage.answering.LiveAnswers` answers them — what ``apply_reply`` gives them,
+dice keyed as the fold keys them — so the answer the model reads is the one the replay gives.
+
+How it stops: the model's stream is closed at the tag's ``]`` (whatever came after it in the
+same chunk is dropped: the model writes it again, knowing the answer). No stop sequence is
+sent: the only text that ends every tag is ``]``, which also ends brackets of prose and the tags
+never stopped at, and llama.cpp's server and KoboldCpp leave the stop string out of the text
+without saying which one matched.
+
+How it continues (``"upstreamContinues"``): ``"as-is"`` sends the final assistant message as it
+is (llama.cpp's server prefills it by default, KoboldCpp continues it); ``"vllm"`` adds
+``continue_final_message: true, add_generation_prompt: false``. ``"no"`` never stops: the tags
+are answered after the reply (:mod:`replay.stage.app` says so in the metadata).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Any, Literal
+
+import httpx
+
+import tagparse
+from engine import ACTIONS, Answer, every_answer_attr
+
+from ..files import InputError
+from .answering import ReplyStream, rewrite
+from .reading import Deadline, DeadlinePassed, completion_of, read_body, within
+from .upstream import SurrogateJoiner
+
+Resolve = Literal["after", "mid-reply"]
+Continues = Literal["as-is", "vllm", "no"]
+FIGHT = frozenset({"combat", "attack"})  # answered as a round, after the reply
+KINDS = frozenset(kind for kind, _ in ACTIONS)  # the tag kinds the engine answers
+MAX_STOPS = 64  # the most "maxStops" may be: each stop is one more request to the model
+LATE_PLACE = ("name the place first: a [place:] is resolved before the reply's other tags, so "
+              "one written after them was answered after the reply")
+
+
+@dataclass(frozen=True)
+class MidReplyOptions:
+    """The game options of mid-reply answers (``options.json``)."""
+
+    resolve: Resolve = "after"
+    continues: Continues = "as-is"  # "upstreamContinues"
+    max_stops: int = 8  # "maxStops": continuations of one reply at most
+
+    @property
+    def stops(self) -> bool:
+        """Whether replies are stopped at their tags (mid-reply, and the upstream continues)."""
+        return self.resolve == "mid-reply" and self.continues != "no"
+
+
+def read_options(options: Mapping[str, Any], path: object) -> MidReplyOptions:
+    """``resolve``, ``upstreamContinues`` and ``maxStops`` of a game's ``options.json``.
+
+    Raises :class:`InputError` naming the option's JSON pointer in ``path``."""
+    resolve = options.get("resolve", "after")
+    if resolve not in ("after", "mid-reply"):
+        raise InputError(f'{path}#/resolve: is "after" or "mid-reply", not {resolve!r}')
+    continues = options.get("upstreamContinues", "as-is")
+    if continues not in ("as-is", "vllm", "no"):
+        raise InputError(f'{path}#/upstreamContinues: is "as-is", "vllm" or "no", not '
+                         f"{continues!r}")
+    max_stops = options.get("maxStops", 8)
+    if isinstance(max_stops, bool) or not isinstance(max_stops, int) or \
+            not 0 <= max_stops <= MAX_STOPS:
+        raise InputError(f"{path}#/maxStops: is a whole number from 0 to {MAX_STOPS}, not "
+                         f"{max_stops!r}")
+    return MidReplyOptions(resolve, continues, max_stops)
+
+
+def stops_at(tags: tuple[tagparse.Tag, ...], index: int) -> bool:
+    """Whether the reply may be stopped right after ``tags[index]`` (the reply's tags so far):
+    only where the replay answers it the same whatever follows (DESIGN.md "Rounds and order")."""
+    tag = tags[index]
+    if tag.malformed is not None or tag.kind not in KINDS or tag.kind in FIGHT:
+        return False  # a fight tag is answered with its round, after the reply
+    if any(earlier.kind in FIGHT for earlier in tags[:index]):
+        return False  # after a fight tag, the fight is answered before this one
+    return tag.kind != "place" or index == 0  # a later [place:] is answered before the others
+
+
+def first_stop(text: str, since: int) -> int | None:
+    """The end of the first tag of ``text`` closed after offset ``since`` that the reply may be
+    stopped at, or None."""
+    settled = tagparse.unfinished_tag(text)
+    tags = tagparse.scan(text[:settled]).tags
+    for index in range(bisect.bisect_right(tags, since, key=attrgetter("end")), len(tags)):
+        if text[tags[index].end - 1] == "]" and stops_at(tags, index):
+            return tags[index].end
+    return None
+
+
+class LegFailed(Exception):
+    """A request of the reply failed after part of the reply was sent on (an OpenAI error
+    event's message and code)."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+@dataclass
+class MidReply:
+    """One reply written in legs: a request to the model, stopped after a tag, answered, and
+    continued, until the model finishes (or :attr:`MidReplyOptions.max_stops` were made; the
+    rest of the reply is then answered as it comes, as without stops).
+
+    :meth:`run` yields the answered text to send on; afterwards :attr:`finish`, :attr:`usage`
+    (summed over the legs that reported it) and :attr:`base` (id, created, model of the
+    model's first chunk) describe the reply.
+    """
+
+    client: httpx.AsyncClient
+    url: httpx.URL
+    headers: dict[str, str]
+    request: dict[str, Any]  # the request for the model: the client's, GM section in
+    stream: ReplyStream
+    options: MidReplyOptions
+    deadline: Deadline
+    stopped: list[int] = field(default_factory=list)  # the index of each tag stopped at
+    shown: dict[int, Answer] = field(default_factory=dict)  # the answer the model read there
+    usage: dict[str, int] | None = None
+    finish: str = "stop"
+    base: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.before = self.stream.before  # the client's Continue: its last message continues
+        self.base = {"id": "gmtags", "created": 0, "model": self.request.get("model")}
+        self._based = False
+        self.client_streams = bool(self.request.get("stream"))
+        upstream = {**self.request, "stream": True}
+        if not self.client_streams:
+            # the client wants one completion, usage included: ask for it on every leg
+            upstream["stream_options"] = {"include_usage": True}
+        self.request = upstream
+
+    def first_content(self, client_bytes: bytes) -> bytes:
+        """The first request's body: the client's own bytes when it streams (nothing to
+        change), else the request with ``stream`` on."""
+        return client_bytes if self.client_streams else json.dumps(self.request).encode()
+
+    async def run(self, reply: httpx.Response) -> AsyncIterator[str]:
+        """The reply's answered text, as it comes; raises :class:`LegFailed` (what was
+        yielded stays sent) or :class:`DeadlinePassed`."""
+        while True:
+            joiner = SurrogateJoiner()
+            stopped = False
+            chunks = 0
+            usage: dict[str, int] | None = None
+            try:
+                async with aclosing(self._pieces(reply)) as pieces:
+                    async for piece, finish, found in pieces:
+                        chunks += 1
+                        usage = found or usage
+                        if self.deadline.passed:
+                            raise DeadlinePassed
+                        text = joiner.feed(piece)
+                        end = first_stop(self.stream.full + text, len(self.stream.full)) \
+                            if len(self.stopped) < self.options.max_stops else None
+                        if end is not None:
+                            text = text[:end - len(self.stream.full)]
+                        out = self.stream.feed(text)
+                        if out:
+                            yield out
+                        if end is not None:
+                            stopped = True
+                            break
+                        if finish is not None:
+                            self.finish = finish
+            except httpx.HTTPError as failure:
+                raise LegFailed(f"the model server failed mid-stream ({type(failure).__name__})",
+                                "upstream_failed") from None
+            finally:
+                await reply.aclose()  # at a stop: the model stops writing
+            self._add_usage(usage)
+            if chunks == 0:
+                raise LegFailed("the model server's stream held no chat completion chunk",
+                                "upstream_protocol")
+            if not stopped:
+                rest = self.stream.feed(joiner.finish()) + self.stream.finish()
+                if rest:
+                    yield rest
+                return
+            self._stop()
+            reply = await self._continue()
+
+    def _stop(self) -> None:
+        """Remember the tag the reply stopped at (the last one so far) and its answer."""
+        index = len(tagparse.scan(self.stream.full).tags) - 1
+        self.stopped.append(index)
+        self.shown[index] = self.stream.answers[index]
+
+    def prefix(self) -> str:
+        """The reply so far as the model is to continue it: every tag answered inline."""
+        full = self.stream.full
+        tags = tagparse.scan(full).tags
+        return self.before + rewrite(full, tags, self.stream.answers, len(self.before),
+                                     len(full))
+
+    def continuation(self) -> dict[str, Any]:
+        """The request that continues the reply: the same, with the reply so far as the final
+        assistant message (the client's own last message, when it asked to Continue)."""
+        messages = list(self.request["messages"])
+        if self.before and messages and isinstance(messages[-1], dict):
+            messages[-1] = {**messages[-1], "content": self.prefix()}
+        else:
+            messages.append({"role": "assistant", "content": self.prefix()})
+        body = {**self.request, "messages": messages}
+        if self.options.continues == "vllm":
+            body.update(continue_final_message=True, add_generation_prompt=False)
+        return body
+
+    async def _continue(self) -> httpx.Response:
+        request = self.client.build_request("POST", self.url, headers=self.headers,
+                                            content=json.dumps(self.continuation()).encode())
+        try:
+            reply = await within(self.deadline, self.client.send(request, stream=True))
+        except httpx.TimeoutException:
+            raise LegFailed("the model server did not answer a continuation in time",
+                            "upstream_timeout") from None
+        except httpx.HTTPError as failure:
+            raise LegFailed("the model server cannot be reached for a continuation "
+                            f"({type(failure).__name__})", "upstream_unreachable") from None
+        if reply.status_code != 200:
+            try:
+                text = (await read_body(reply, self.deadline)).decode("utf-8", "replace")
+            finally:
+                await reply.aclose()
+            raise LegFailed(f"the model server answered {reply.status_code} to a continuation: "
+                            f"{_detail(text)[:500]}", "upstream_status")
+        return reply
+
+    async def _pieces(self, reply: httpx.Response) -> AsyncGenerator[
+            tuple[str, str | None, dict[str, int] | None], None]:
+        """(content, finish_reason, usage) of each chunk of choice 0 the model sends: from an
+        event stream, or from a whole completion sent instead."""
+        kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind not in ("text/event-stream", ""):
+            completion = completion_of(await read_body(reply, self.deadline))
+            if completion is None:
+                raise LegFailed("the model server answered with neither an event stream nor a "
+                                "chat completion", "upstream_protocol")
+            document, message = completion
+            self._note_base(document)
+            yield (message.get("content") or "", document["choices"][0].get("finish_reason"),
+                   _usage(document))
+            return
+        async for line in reply.aiter_lines():
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                return
+            for found in _chunk(data):
+                self._note_base(found[3])
+                yield found[:3]
+
+    def _note_base(self, document: Mapping[str, Any]) -> None:
+        if not self._based:
+            self._based = True
+            self.base = {"id": document.get("id", "gmtags"),
+                         "created": document.get("created", 0),
+                         "model": document.get("model", self.request.get("model"))}
+
+    def _add_usage(self, usage: dict[str, int] | None) -> None:
+        if usage is None:
+            return
+        total = dict(self.usage or {})
+        for key, value in usage.items():
+            total[key] = total.get(key, 0) + value
+        self.usage = total
+
+    def differs(self) -> list[int]:
+        """The tags stopped at whose answer the whole reply answers otherwise (a later tag is
+        resolved before them: a [place:] or a fight written after them)."""
+        return [index for index in self.stopped
+                if index >= len(self.stream.answers) or
+                every_answer_attr(self.shown[index]) !=
+                every_answer_attr(self.stream.answers[index])]
+
+
+def _chunk(data: str) -> Iterator[tuple[str, str | None, dict[str, int] | None,
+                                        dict[str, Any]]]:
+    """The (content, finish_reason, usage, chunk) of one event's chunk, when it is one."""
+    try:
+        chunk = json.loads(data)
+        if not isinstance(chunk, dict):
+            return
+        choices = chunk.get("choices") or []
+        choice = next((c for c in choices if isinstance(c, dict) and c.get("index", 0) == 0),
+                      None)
+    except (ValueError, TypeError, AttributeError, RecursionError):
+        return
+    piece, finish = "", None
+    if isinstance(choice, dict):
+        delta = choice.get("delta") or {}
+        content = delta.get("content") if isinstance(delta, dict) else None
+        piece = content if isinstance(content, str) else ""
+        reason = choice.get("finish_reason")
+        finish = reason if isinstance(reason, str) else None
+    elif not choices and _usage(chunk) is None:
+        return
+    yield piece, finish, _usage(chunk), chunk
+
+
+def _usage(document: Mapping[str, Any]) -> dict[str, int] | None:
+    """The token counts of a completion or chunk (``usage``), when it has them."""
+    usage = document.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    counts = {key: value for key, value in usage.items()
+              if isinstance(value, int) and not isinstance(value, bool)}
+    return counts or None
+
+
+def _detail(text: str) -> str:
+    try:
+        document = json.loads(text)
+        error = document.get("error")
+        return str(error.get("message") if isinstance(error, dict) else error or document)
+    except (ValueError, AttributeError, TypeError, RecursionError):
+        return text
+
+
+def late_places(answers: list[Answer]) -> list[dict[str, Any]]:
+    """The answers' JSON, a [place:] that is not the reply's first tag with a note telling the
+    GM to name the place first (it was answered after the reply)."""
+    out = []
+    for index, answer in enumerate(answers):
+        document = answer.to_json()
+        if index > 0 and answer.tag.kind == "place":
+            document["notes"] = [*document.get("notes", []), LATE_PLACE]
+        out.append(document)
+    return out
+
+
+__all__ = ["Continues", "LegFailed", "MidReply", "MidReplyOptions", "Resolve", "first_stop",
+           "read_options", "stops_at"]
