@@ -86,3 +86,9 @@ def drop(path: tuple[str | int, ...]) -> Any:
 
 def push(path: tuple[str | int, ...], value: Any) -> Any:
     return lambda d: at(d, path).append(value)
+
+
+def fell(record: dict[str, Any]) -> list[str]:
+    """A strike record's events but its ``damage:`` one (CMB-CARD-1): who went down or was
+    felled, and how the fight ended."""
+    return [e for e in record.get("events", []) if not e.startswith("damage:")]

@@ -210,6 +210,8 @@ def _joined(state: State, encounter: Encounter, new: list[Combatant], rolls: Rol
     names = ", ".join(c.name for c in new)
     text = f"{verb}: {names}. Initiative: {shown}."
     record: dict[str, Any] = {"round": encounter.round, "order": order, "foes": foes}
+    if not encounter.round and all(c in new for c in combatants):
+        record["events"] = ["start"]  # CMB-CARD-1: combat start, the first engagement
     return (state.model_copy(update={"encounter": encounter}),
             accepted(tag, text, record, tuple(notes)))
 
@@ -232,7 +234,8 @@ JOIN_RECORD = {"round": "the encounter's round (0 before the first attack)",
                "order": "every combatant in initiative order: name, side, initiative, and "
                         "rolls (the initiative dice of those who joined now)",
                "foes": "each new foe's numbers: name, hp, hpMax, defence, attack, damage, "
-                       "role, tier"}
+                       "role, tier",
+               "events": "start, when this begins the fight (CMB-CARD-1)"}
 
 
 def _teach_combat(game: Game) -> list[str]:
@@ -366,7 +369,8 @@ class End(Request):
                                        reasons.NO_ENCOUNTER, reasons.UNKNOWN_OUTCOME),
         record={"outcome": "victory, defeat, fled or truce", "rounds": "the rounds fought",
                 "loot": "victory: each felled foe's loot table, its dice and where each drop "
-                        "went (ITM-LOOT-12/14); fled, truce and defeat drop nothing"})
+                        "went (ITM-LOOT-12/14); fled, truce and defeat drop nothing",
+                "events": "end:<outcome> (CMB-CARD-1)"})
 def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="end" outcome=]``: the encounter is over (state.encounter is None); a
     victory drops the felled foes' loot (ITM-LOOT-12), nothing else does."""
@@ -385,6 +389,7 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
         if spoils:
             record["loot"] = spoils
             text += words
+    record["events"] = [f"end:{outcome}"]  # CMB-CARD-1: combat end
     return fight_over(state), accepted(request.tag, text, record)
 
 
@@ -563,7 +568,8 @@ ATTACK_RECORD = {
     "hp": "the target's hit points after (a hero's: its health pool or track)",
     "hpMax": "the target's most hit points",
     "temporary": "a hero's temporary points left after the strike (they go first, ITM-OUT-4)",
-    "events": "down:<hero>, felled:<foe>, end:victory, end:defeat (CMB-CARD-1)",
+    "events": "damage:<target>:<points> (dealt and taken), down:<hero>, felled:<foe>, "
+              "end:victory, end:defeat (CMB-CARD-1)",
     "loot": "a won fight's drops: each felled foe's loot table, its dice and where each drop "
             "went (ITM-LOOT-12/14)",
     "affectedBy": "what affected the attack (CMB-MOD-2): the conditions of attacker and "
@@ -725,7 +731,8 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
     combatants[me] = striker.model_copy(update={"spent": (*striker.spent, budget)})
     encounter = encounter.model_copy(update={"combatants": tuple(combatants)})
     next_state = state.model_copy(update={"encounter": encounter})
-    events: list[str] = []
+    # CMB-CARD-1: the damage dealt and taken is an event of its own, then who fell
+    events: list[str] = [f"damage:{foe.name}:{record['damage']}"] if record["damage"] else []
     if not foe.hp:
         events.append(f"felled:{foe.name}")
         text += f" {foe.name} is felled."
@@ -814,7 +821,7 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
     combatants[me] = foe.model_copy(update={"spent": (*foe.spent, FOE_STRIKE)})
     encounter = encounter.model_copy(update={"combatants": tuple(combatants)})
     next_state = state.model_copy(update={"encounter": encounter})
-    events: list[str] = []
+    events: list[str] = [f"damage:{name}:{record['damage']}"] if record["damage"] else []
     if not after.hp:
         events.append(f"down:{name}")
         text += f" {name} is down."

@@ -9,7 +9,7 @@ import json
 from collections import Counter
 
 import pytest
-from helpers import answer, fixture_json
+from helpers import answer, fell, fixture_json
 
 from engine import load_ruleset, start_state
 from engine.rules import reasons
@@ -237,7 +237,7 @@ def test_hit_points_never_go_below_0_and_the_last_foe_felled_wins_the_fight() ->
             assert state.encounter is not None and foe(state, "Rat").hp == 1
             continue
         assert record["damage"] >= 4 and record["hp"] == 0 and record["hpMax"] == 1
-        assert record["events"] == ["felled:Rat", "end:victory"]
+        assert fell(record) == ["felled:Rat", "end:victory"]
         assert state.encounter is None
         won += 1
     assert won
@@ -249,7 +249,7 @@ def test_a_felled_foe_stays_down_while_others_stand() -> None:
         felled, answers = answer(GAME, state, '[attack: target="Rat 1"]', (1, turn))
         if answers[0].record["result"] != "miss":
             break
-    assert answers[0].record["events"] == ["felled:Rat 1"]
+    assert fell(answers[0].record) == ["felled:Rat 1"]
     assert foe(felled, "Rat 1").hp == 0 and felled.encounter is not None
     again, refused = answer(GAME, felled, '[attack: target="Rat 1"]', (2, 0))
     assert refused[0].reason == reasons.TARGET_DOWN and again is felled
@@ -265,7 +265,8 @@ def test_a_reply_with_attacks_is_one_round() -> None:
     state, answers = answer(GAME, state, '[attack: target="Goblin 1"]', (1, 1))
     assert answers[0].record["round"] == 2
     _, ended = answer(GAME, state, '[combat: op="end" outcome="fled"]', (1, 2))
-    assert ended[0].record == {"outcome": "fled", "rounds": 2} and ended[0].notes == ()
+    assert ended[0].record == {"outcome": "fled", "rounds": 2, "events": ["end:fled"]}
+    assert ended[0].notes == ()
 
 
 def test_end_clears_the_encounter_and_the_state_serialises_as_before() -> None:

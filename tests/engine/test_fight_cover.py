@@ -409,11 +409,15 @@ def test_cmb_atk_a7_cmb_atk_8_the_record_is_the_chip() -> None:
     assert chip in answers[0].text
 
 
-def test_cmb_card_1_a_strike_emits_its_felled_and_victory_events() -> None:
-    """CMB-CARD-1 (the part answered now): each foe felled (``felled:<foe>``) and the end of
-    the fight it wins (``end:victory``) are events of the strike's record; the start, an
-    ``op="end"`` and each strike's damage carry no event entry yet (docs/combat-rules.md)."""
-    state = fighting('[combat: op="start" foe="Rat" role="minion" count="2"]')
+def test_cmb_card_1_combat_fires_its_events_start_damage_felled_and_end() -> None:
+    """CMB-CARD-1: combat start (the first engagement's record: ``start``), each strike's
+    damage dealt and taken (``damage:<target>:<points>``), each foe felled
+    (``felled:<foe>``) and combat end (``end:victory`` on the felling strike, ``end:<outcome>``
+    on an ``op="end"``)."""
+    state, answers = answer(GAME, START, '[combat: op="start" foe="Rat" role="minion" count="2"]')
+    assert answers[0].record["events"] == ["start"]
+    _, more = answer(GAME, state, '[combat: op="start" foe="Goblin"]')
+    assert "events" not in more[0].record  # more foes join: no second start
     events = []
     for turn in range(40):
         encounter = state.encounter
@@ -421,10 +425,19 @@ def test_cmb_card_1_a_strike_emits_its_felled_and_victory_events() -> None:
         first = encounter.combatants[encounter.find("Rat 1")]
         target = "Rat 1" if first.hp else "Rat 2"
         state, answers = answer(GAME, state, f'[attack: target="{target}"]', (1, turn))
-        events += answers[0].record.get("events", [])
+        record = answers[0].record
+        events += record.get("events", [])
+        if record["damage"]:
+            assert record["events"][0] == f"damage:{target}:{record['damage']}"
+        else:
+            assert not any(e.startswith("damage:") for e in record.get("events", []))
         if state.encounter is None:
             break
-    assert events == ["felled:Rat 1", "felled:Rat 2", "end:victory"]
+    assert [e for e in events if not e.startswith("damage:")] == [
+        "felled:Rat 1", "felled:Rat 2", "end:victory"]
+    fighting_on = fighting('[combat: op="start" foe="Rat" role="minion"]')
+    _, ended = answer(GAME, fighting_on, '[combat: op="end" outcome="fled"]')
+    assert ended[0].record["events"] == ["end:fled"]
 
 
 # --- determinism (DESIGN.md "Dice", "Determinism") -----------------------------------------------

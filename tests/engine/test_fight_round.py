@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from fractions import Fraction
 
 import pytest
-from helpers import answer, bag, fixture_json
+from helpers import answer, bag, fell, fixture_json
 from scipy.stats import chisquare
 
 from engine import Answer, TurnContext, load_ruleset, start_state
@@ -182,7 +182,7 @@ def test_a_hero_on_a_health_track_takes_the_strike_on_the_track() -> None:
                               lambda a: a[0].record["result"] != "miss", game)
     assert answers[0].record["hpMax"] == 10 and answers[0].record["hp"] == 0
     assert after.characters[ADA].tracks == {"vigour": 0}
-    assert answers[0].record["events"] == ["down:Ada"]
+    assert fell(answers[0].record) == ["down:Ada"]
 
 
 # --- down, defeat, and acting again (CMB-TURN-8, A.12) ------------------------------------
@@ -195,8 +195,8 @@ def test_a_hero_at_0_is_down_and_the_last_hero_down_loses_the_fight() -> None:
     text = ('[attack: who="Brute" target="Ada"] [attack: who="Brute" target="Brannoc"] '
             '[attack: who="Brute" target="Ada"]')
     _, after, answers = first(BRUTE, text, hit)
-    assert answers[0].record["events"] == ["down:Ada"] and answers[0].record["hp"] == 0
-    assert answers[1].record["events"] == ["down:Brannoc", "end:defeat"]
+    assert fell(answers[0].record) == ["down:Ada"] and answers[0].record["hp"] == 0
+    assert fell(answers[1].record) == ["down:Brannoc", "end:defeat"]
     assert "The fight is lost." in answers[1].text
     assert answers[2].reason == reasons.NO_ENCOUNTER
     assert after.encounter is None and hp(after, ADA) == hp(after, BRANNOC) == 0
@@ -241,7 +241,7 @@ def test_cmb_turn_6_8_a_faster_foe_downs_the_hero_before_its_attack() -> None:
     state = ordered(BRUTE, Brute=30, Ada=1, Brannoc=0)
     text = '[attack: who="Ada" target="Brute"] [attack: who="Brute" target="Ada"]'
     _, after, answers = first(state, text, lambda a: a[1].record.get("result") != "miss")
-    assert answers[1].record["slot"] == 1 and answers[1].record["events"] == ["down:Ada"]
+    assert answers[1].record["slot"] == 1 and fell(answers[1].record) == ["down:Ada"]
     assert answers[0].reason == reasons.DOWNED and after.encounter is not None
     assert combatant(after, "Brute").hp == 30  # Ada's strike never happened
 
@@ -253,7 +253,7 @@ def test_cmb_turn_7_a_foe_felled_later_in_the_round_still_landed_its_strike() ->
     _, after, answers = first(state, text, lambda a: all(x.record["result"] != "miss" for x in a))
     struck, felled = answers[1].record, answers[0].record
     assert (struck["slot"], felled["slot"]) == (1, 2)
-    assert felled["events"] == ["felled:Rat", "end:victory"] and after.encounter is None
+    assert fell(felled) == ["felled:Rat", "end:victory"] and after.encounter is None
     assert hp(after, BRANNOC) == 12 - struck["damage"] == struck["hp"]
 
 
@@ -303,7 +303,7 @@ def test_start_comes_before_the_attacks_and_end_after_everything() -> None:
     assert answers[0].ok and answers[1].ok and after.encounter is not None
     after, answers = answer(GAME, GOBLINS, '[combat: op="end" outcome="fled"] '
                             '[attack: target="Goblin 1"]', (1, 0))
-    assert answers[1].ok and answers[0].record == {"outcome": "fled", "rounds": 1}
+    assert answers[1].ok and answers[0].record == {"outcome": "fled", "rounds": 1, "events": ["end:fled"]}
     assert after.encounter is None
 
 
@@ -370,7 +370,7 @@ def test_itm_loot_12_14_a_won_fight_drops_each_felled_foes_table_into_the_shared
     turn, after, answers = first(state, '[attack: target="Goblin 2"]',
                                  lambda a: a[0].record["result"] != "miss")
     record = answers[0].record
-    assert record["events"] == ["felled:Goblin 2", "end:victory"] and after.encounter is None
+    assert fell(record) == ["felled:Goblin 2", "end:victory"] and after.encounter is None
     foes = [c.name for c in state.encounter.combatants if c.side == "foes"]
     assert [drop["foe"] for drop in record["loot"]] == foes  # in the order of initiative
     total = 0
@@ -392,7 +392,7 @@ def test_a_felled_foe_without_a_loot_table_drops_nothing() -> None:
     rat = with_foe(fighting('[combat: op="start" foe="Rat" role="minion"]'), "Rat", hp=1)
     _, after, answers = first(rat, '[attack: target="Rat"]',
                            lambda a: a[0].record["result"] != "miss")
-    assert answers[0].record["events"] == ["felled:Rat", "end:victory"]
+    assert fell(answers[0].record) == ["felled:Rat", "end:victory"]
     assert "loot" not in answers[0].record and after.journal == rat.journal
 
 

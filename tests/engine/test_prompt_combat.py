@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from helpers import answer, fixture_json
+from helpers import answer, fell, fixture_json
 
 from engine import load_ruleset, start_state
 from engine.dice import Stream
@@ -131,7 +131,7 @@ def test_a_hit_shows_the_foes_hit_points_after_it() -> None:
 def test_a_felled_foe_is_shown_felled() -> None:
     state = fighting(text='[combat: op="start" foe="Rat" role="minion" count="2"]')
     felled, answers = answer(GAME, state, '[attack: target="Rat 1"]', (0, 4))
-    assert answers[0].record["events"] == ["felled:Rat 1"]
+    assert fell(answers[0].record) == ["felled:Rat 1"]
     block = combat_block(GAME, felled)
     assert line_of(block, "Rat 1").endswith(": FELLED (hp 0/1)")
     assert "defence" not in line_of(block, "Rat 1")
