@@ -89,7 +89,8 @@ def make_foe(game: Game, template: Template, tier: int, name: str, joined: int,
     return Combatant(name=name, side="foes", initiative=initiative, joined=joined, hp=hp,
                      hp_max=hp, defence=defence, attack=attack, damage=numbers.damage.text,
                      role=template.role, tier=tier, modifier=modifier, attacks=attacks,
-                     loot=template.loot, damage_type=foe_damage_type(game, template))
+                     loot=template.loot, damage_type=foe_damage_type(game, template),
+                     types=tuple(template.types), tags=tuple(template.tags))
 
 
 def foe_damage_type(game: Game, template: Template) -> str | None:
