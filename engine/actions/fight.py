@@ -459,7 +459,8 @@ def _weapon(game: Game, state: State, who: int,
         return next((w for w in worn if w is not None), None)
     if wanted == UNARMED:
         return None
-    stack = next((s for s in bag if s.name.casefold() == wanted), None)
+    named_stacks = [s for s in bag if s.name.casefold() == wanted]  # a worn one first
+    stack = next((s for s in named_stacks if s.equipped), named_stacks[0] if named_stacks else None)
     armed = attack_of(stack) if stack is not None else None
     if armed is None:
         name = state.characters[who].name

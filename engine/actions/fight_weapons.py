@@ -82,10 +82,23 @@ RECORD = {"round": "the encounter's round", "who": "who reloaded", "weapon": "th
 
 
 def _teach(game: Game) -> list[str]:
+    """The GM's lines for the weapons this ruleset has: reloading a clip, a weapon's modes,
+    the off-hand strike (only where some weapon has them)."""
     if _fighting(game) is not None:
         return []
-    return ['- Reload a weapon with a clip: [combat: op="reload" who="<hero>" with="<weapon>"] '
-            "(spends the clip's reload budget; loads from what the hero carries)."]
+    attacks = [e.item.attack for e in game.items.values() if e.item.attack is not None]
+    lines = []
+    if any(a.clip is not None for a in attacks):
+        lines.append('- Reload a weapon with a clip: [combat: op="reload" who="<hero>" '
+                     'with="<weapon>"] (spends the clip\'s reload budget; loads from what the '
+                     "hero carries).")
+    if any(a.modes for a in attacks):
+        lines.append('- A weapon\'s other way of attacking: [attack: ... mode="<mode>"].')
+    rule = _combat(game).off_hand
+    if rule is not None and any(a.off_hand for a in attacks):
+        lines.append("- After a strike with a weapon marked off hand, a second such weapon "
+                     f'strikes once: [attack: ... with="<second weapon>" action="{rule.budget}"].')
+    return lines
 
 
 @action("combat", "reload", Reload, teach=_teach, record=RECORD,
