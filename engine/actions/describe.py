@@ -10,7 +10,7 @@ from ..rules.game import Game
 from ..rules.items import charges_left, charges_max, read_stat
 from ..rules.state import Stack
 from ..ruleset import Item, ValueRef
-from ..ruleset.combat import Amount
+from ..ruleset.combat import Amount, Attack, OnHit, Plus
 
 
 def _signed(number: Any) -> str:
@@ -204,7 +204,97 @@ def weapon_text(game: Game, item: Item) -> tuple[str, str, list[str]] | None:
     target = read_stat(game, item, hit.target if hit is not None else None)
     if isinstance(target, int | float) and not isinstance(target, bool):  # ITM-WPN-11
         extras.append(f"at {_number(target)}")
+    extras.extend(arms_text(game, item, attack))
     return _budget(game, attack.budget), ", ".join(core), extras
+
+
+def _tag_label(game: Game, tag: str) -> str:
+    block = game.ruleset.items
+    return next((t.label for t in (block.tags if block is not None else ()) if t.id == tag), tag)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def arms_text(game: Game, item: Item, attack: Attack) -> list[str]:
+    """ITM-AMMO-11, ITM-MODE-10: what the weapon shoots and holds, its modes, its off hand,
+    its floor, its further amounts and its conditions on a hit — ``ammunition Arrow (1 an
+    attack, 50% picked up after a won fight)``, ``holds 1, reload (Act)``, ``modes Volley (2
+    shots, -2 to hit, up to 2 targets)``, ``off hand (Quick)``, ``at least 1 on a hit before
+    resistance``, ``+3d6 slashing against Dragon``, ``Marked for 2 rounds when a hit deals 2
+    or more``."""
+    parts: list[str] = []
+    if attack.ammo is not None:
+        back = f", {_number(round(attack.ammo.recover * 100, 2))}% picked up after a won " \
+            "fight" if attack.ammo.recover else ""
+        parts.append(f"ammunition {_tag_label(game, attack.ammo.tag)} "
+                     f"({attack.ammo.per_attack} an attack{back})")
+    if attack.clip is not None:
+        parts.append(f"holds {stat_text(read_stat(game, item, attack.clip.max))}, reload "
+                     f"({_budget(game, attack.clip.reload)})")
+    if attack.modes:
+        shown = []
+        for mode in attack.modes:
+            what = [_plural(mode.ammo, "shot")] if mode.ammo is not None else []
+            if mode.to_hit:
+                what.append(f"{_signed(mode.to_hit)} to hit")
+            if mode.target:
+                what.append(f"target {_signed(mode.target)}")
+            if mode.targets is not None and mode.targets > 1:
+                what.append(f"up to {mode.targets} targets")
+            shown.append(mode.label + (f" ({', '.join(what)})" if what else ""))
+        parts.append("modes " + ", ".join(shown))
+    combat = game.ruleset.combat
+    if attack.off_hand and combat is not None and combat.off_hand is not None:
+        parts.append(f"off hand ({_budget(game, combat.off_hand.budget)})")
+    if attack.floor is not None:
+        parts.append(f"at least {stat_text(read_stat(game, item, attack.floor))} on a hit "
+                     "before resistance")
+    for plus in attack.plus:
+        parts.append(_plus_text(game, plus))
+    for hit in attack.on_hit:
+        parts.append(_on_hit_text(game, hit))
+    return parts
+
+
+def _plus_text(game: Game, plus: Plus) -> str:
+    """ITM-MODE-10: ``+3d6 slashing against Dragon``, ``+14 slashing on a critical hit``."""
+    amount = _amount(Amount(dice=plus.dice, flat=plus.flat))
+    text = f"+{amount}" + (f" {plus.type}" if plus.type else "")
+    if plus.target_is is not None:
+        named = [t[:1].upper() + t[1:] for t in plus.target_is.types]
+        named += [_tag_label(game, t) for t in plus.target_is.tags]
+        text += f" against {' or '.join(named)}"
+    if plus.when == "critical":
+        text += " on a critical hit"
+    elif plus.when == "toggled":
+        text += " while switched on"
+    if plus.save is not None and plus.save.difficulty is not None:
+        text += f" ({_save_label(game, plus.save.save)} DC {plus.save.difficulty} " + (
+            "for half)" if plus.save.on_success == "half" else "for none)")
+    return text
+
+
+def _save_label(game: Game, ident: str) -> str:
+    sheet = game.ruleset.sheet
+    return next((r.label for r in (*sheet.saves, *sheet.abilities) if r.id == ident), ident)
+
+
+def _on_hit_text(game: Game, hit: OnHit) -> str:
+    """ITM-MODE-10: ``Marked for 2 rounds when a hit deals 2 or more``."""
+    label = next((c.label for c in game.ruleset.conditions if c.id == hit.condition),
+                 hit.condition)
+    text = label
+    if hit.rounds is not None:
+        text += f" for {_plural(hit.rounds, 'round')}"
+    elif hit.save_ends is not None:
+        text += (f" until a {_save_label(game, hit.save_ends.save)} save "
+                 f"(DC {hit.save_ends.difficulty})")
+    text += f" when a hit deals {hit.at_least} or more"
+    if hit.save is not None and hit.save.difficulty is not None:
+        text += f" ({_save_label(game, hit.save.save)} DC {hit.save.difficulty} keeps it off)"
+    return text
 
 
 def attack_line(game: Game, item: Item) -> str | None:

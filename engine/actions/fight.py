@@ -51,6 +51,23 @@ from .answers import Answer, accepted, refused
 from .attrs import RAW, TEXT
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
 from .declare import Reader, Refusal, Request, action, attr, request
+from .fight_arms import (
+    OFF_HAND,
+    PLAIN,
+    Arming,
+    extra_damage,
+    fire,
+    floor_of,
+    is_off_hand,
+    mode_of,
+    mode_to_hit,
+    off_hand_flat,
+    off_hand_no_time,
+    on_hit,
+    picked_up,
+    ready,
+    spent_with,
+)
 from .loot import drop_table
 
 OUTCOMES = ("victory", "defeat", "fled", "truce")
@@ -389,6 +406,10 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
         if spoils:
             record["loot"] = spoils
             text += words
+        state, recovered, words = picked_up(game, state, encounter)  # ITM-AMMO-5..7
+        if recovered:
+            record["recovered"] = recovered
+            text += words
     record["events"] = [f"end:{outcome}"]  # CMB-CARD-1: combat end
     return fight_over(state), accepted(request.tag, text, record)
 
@@ -430,6 +451,8 @@ class Strike(Request):
     budget: str = attr(TEXT, "the turn action a hero's attack spends", name="action",
                        shown="the weapon's budget, else the first action with attacks")
     range: str = attr(TEXT, "near or far (CMB-GRID-3)", shown="near, far for a ranged weapon")
+    mode: str = attr(TEXT, "one of the weapon's modes, by id or label (ITM-MODE-2)",
+                     shown="the weapon's default way")
 
 
 def _target(game: Game, state: State, encounter: Encounter, attacker: Combatant,
@@ -478,7 +501,8 @@ def _weapon(game: Game, state: State, who: int,
         return next((w for w in worn if w is not None), None)
     if wanted == UNARMED:
         return None
-    stack = next((s for s in bag if s.name.casefold() == wanted), None)
+    named_stacks = [s for s in bag if s.name.casefold() == wanted]  # a worn one first
+    stack = next((s for s in named_stacks if s.equipped), named_stacks[0] if named_stacks else None)
     armed = attack_of(stack) if stack is not None else None
     if armed is None:
         name = state.characters[who].name
@@ -515,7 +539,7 @@ def _round(encounter: Encounter, ctx: TurnContext) -> Encounter:
     new round gives every combatant its whole budget again."""
     if encounter.turn == ctx.turn_key:
         return encounter
-    fresh = tuple(c.model_copy(update={"spent": ()}) if c.spent else c
+    fresh = tuple(c.model_copy(update={"spent": (), "wielded": ()}) if c.spent else c
                   for c in encounter.combatants)
     return encounter.model_copy(update={"round": encounter.round + 1, "turn": ctx.turn_key,
                                         "combatants": fresh})
@@ -575,6 +599,16 @@ ATTACK_RECORD = {
     "affectedBy": "what affected the attack (CMB-MOD-2): the conditions of attacker and "
                   'target, read before its dice ("Prone (near): advantage"), and the '
                   "target's typed defences that changed the damage (ITM-DEF-4..8)",
+    "mode": "the weapon's mode the attack was made in (ITM-MODE-2)",
+    "ammo": "what the attack shot (ITM-AMMO-3, ITM-CLIP-4): shot, left (still carried, or "
+            "loaded with a clip), of (the clip's size), usedUp (stacks taken to 0)",
+    "floor": "the weapon's floor the damage was raised to (ITM-FLOOR-2)",
+    "plus": "each further amount dealt (ITM-PLUS-1..8): damage, damageRolls, damageType, "
+            "save, affectedBy, dealt",
+    "onHit": "each condition the hit put on the target (ITM-ONHIT-1..6): condition, rounds, "
+             "saveEnds, save, immune",
+    "recovered": "a won fight: what each hero picked up per stack (ITM-AMMO-5/6): who, item, "
+                 "shot, recovered",
     "roundEnd": "the round's last attack: each condition saved against or counted down at the "
                 "end of the round (CMB-COND-3..6): who, condition, rounds (left), save, dc, "
                 "rolls, total, saved, ended",
@@ -586,7 +620,8 @@ ATTACK_RECORD = {
                  reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.TARGET_DOWN,
                  reasons.UNKNOWN_WEAPON, reasons.NOT_WORN, reasons.UNKNOWN_BUDGET,
                  reasons.CANNOT_ACT, reasons.NO_TIME, reasons.OUT_OF_REACH,
-                 reasons.MISSING_ATTRIBUTE))
+                 reasons.MISSING_ATTRIBUTE, reasons.UNKNOWN_MODE, reasons.NO_AMMO,
+                 reasons.NOT_LOADED))
 def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= target= with= action= range=]``: one formula-combat attack, of a hero
     on a foe or of a foe on a hero (CMB-ATK-A1..A7, CMB-ATK-7)."""
@@ -615,15 +650,24 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
     armed = _weapon(game, state, who, request.weapon)
     if isinstance(armed, Refusal):
         return _refuse(state, request.tag, armed)
+    mode = mode_of(armed, request.mode)  # ITM-MODE-2
+    if isinstance(mode, Refusal):
+        return _refuse(state, request.tag, mode)
     budget = _budget(game, request.budget, armed[2] if armed is not None else None)
     if isinstance(budget, Refusal):
         return _refuse(state, request.tag, budget)
     encounter = _round(encounter, ctx)
-    late = _no_time(game, SheetView(game, state.characters[who], state),
-                    encounter.combatants[me], budget, ctx)
+    view = SheetView(game, state.characters[who], state)
+    # ITM-OFF-3: a second weapon marked offHand on the combat block's offHand budget
+    arming = Arming(mode, is_off_hand(game, state, who, encounter.combatants[me], armed, budget))
+    late = (off_hand_no_time if arming.off_hand else _no_time)(
+        game, view, encounter.combatants[me], budget, ctx)
+    if late is None:  # ITM-AMMO-4, ITM-CLIP-4: only while there is enough to shoot
+        late = ready(game, state, who, armed, mode)
     if late is not None:
         return _refuse(state, request.tag, late)
-    return _strike(game, state, encounter, request, ctx, (who, me), target, armed, budget)
+    return _strike(game, state, encounter, request, ctx, (who, me), target, armed, budget,
+                   arming)
 
 
 def roll_attack(game: Game, view: SheetView, name: str, modifier: int, defence: int,
@@ -650,8 +694,8 @@ def roll_attack(game: Game, view: SheetView, name: str, modifier: int, defence: 
 
 def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx: TurnContext,
             hero_at: tuple[int, int], target: int, armed: tuple[Stack, Item, Attack] | None,
-            budget: str) -> tuple[State, Answer]:
-    """A hero's strike on a foe."""
+            budget: str, arming: Arming = PLAIN) -> tuple[State, Answer]:
+    """A hero's strike on a foe, made as ``arming`` says (its mode, the off hand)."""
     rule = _combat(game).attack
     assert rule is not None
     who, me = hero_at
@@ -663,6 +707,7 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
     # CMB-ATK-A3: the attack check's skill gives the dice and the naturals; the weapon's toHit
     # is the number added, never also the skill's own ability (DESIGN.md).
     modifier = to_hit(game, view, armed[1], armed[2]) if armed is not None else 0
+    modifier += mode_to_hit(arming)  # ITM-MODE-4
     striker = encounter.combatants[me]
     distance = request.range.casefold()
     if distance not in RANGES:
@@ -684,32 +729,44 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
                                              len(striker.spent), ctx, edge.lean)
     if result == "hit" and edge.critical:  # CMB-COND-2: a paralysed target's near hit
         result = "critical"
+    weapon_name = armed[0].name if armed is not None else UNARMED
     record: dict[str, Any] = {
         "attacker": hero.name, "target": foe.name,
-        "weapon": armed[0].name if armed is not None else UNARMED, "budget": budget,
+        "weapon": weapon_name + (OFF_HAND if arming.off_hand else ""), "budget": budget,
         "range": distance, "rolls": rolled.rolls, "modifier": modifier,
         "total": int(rolled.value), "defence": defence, "result": result, "damage": 0,
         "hp": foe.hp, "hpMax": foe.hp_max}
     record["round"] = encounter.round
     if edge.affected_by:  # CMB-MOD-2
         record["affectedBy"] = list(edge.affected_by)
+    if arming.mode is not None:
+        record["mode"] = arming.mode.id
     text = f"{hero.name} → {foe.name} ({record['weapon']}): {rolled.shown} · {result}"
     if result != "miss":
         weapon = numbers(game, view, armed[1], armed[2]) if armed is not None else None
         formula = weapon.damage if weapon is not None else None
         flat = weapon.flat if weapon is not None else 0
+        if arming.off_hand and armed is not None:  # ITM-OFF-4/7
+            flat = off_hand_flat(game, view, armed, flat)
         kind = weapon.damage_type if weapon is not None else None
         if formula is None:  # unarmed, or a weapon without damage dice: the system's damage
             formula, flat = rule.damage, 0
             kind = kind or rule.damage_type  # CMB-TYPE-1: the system's default type
         given = attack_reads(rule, view, ctx.for_tag(0).stream(strike_key, "reads"))
         given[ROLL_HIGH] = max(rolled.rolls) if rolled.rolls else 0  # OQ-CMB-5 b
-        struck = strike(formula, sheet_reader(view, given), result == "critical",
+        reader = sheet_reader(view, given)
+        struck = strike(formula, reader, result == "critical",
                         foe.hp or 0, ctx.for_tag(0).stream(strike_key, "damage"), flat,
                         weapon.reroll_up_to if weapon is not None else 0)
+        # ITM-FLOOR-1/2: raised to the weapon's floor before a resistance halves it
+        least = floor_of(game, armed)
+        raised = max(struck.damage, least)
         # ITM-DEF-4..8, ITM-WPN-27: the foe's typed defences against the weapon's type and tags
         tags = weapon.tags if weapon is not None else frozenset()
-        dealt, guards = typed_damage(struck.damage, kind, foe_defences(game, foe), tags)
+        dealt, guards = typed_damage(raised, kind, foe_defences(game, foe), tags)
+        extra = extra_damage(game, state, armed, foe, result == "critical", reader, ctx,
+                             strike_key)  # ITM-PLUS-1..8
+        dealt += extra.dealt
         hp = max((foe.hp or 0) - dealt, 0)
         record.update({"damage": dealt, "hp": hp,
                        "damageRolls": [list(r.faces) for r in struck.rolls.rolls]})
@@ -720,17 +777,35 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         dice = " + ".join(f"{r} ({'+'.join(map(str, r.faces))})" for r in struck.rolls.rolls)
         added = f" {'+' if flat >= 0 else '-'} {abs(flat)}" if flat else ""
         text += f", {dice or formula.text}{added} = {struck.damage}" + (f" {kind}" if kind else "")
+        if raised > struck.damage:
+            record["floor"] = least
+            text += f", raised to {least} (at least {least} on a hit)"
         if guards:
-            text += f" ({'; '.join(g.text for g in guards)}: {dealt})"
+            text += f" ({'; '.join(g.text for g in guards)}: {dealt - extra.dealt})"
+        if extra.rows:
+            record["plus"] = list(extra.rows)
+            text += " " + " ".join(extra.texts)
         foe = foe.model_copy(update={"hp": hp})
     text += f" · {foe.name} {foe.hp}/{foe.hp_max}."
     if edge.affected_by:  # CMB-MOD-2: "Affected by: Prone (near): advantage"
         text += f" Affected by: {' · '.join(edge.affected_by)}."
     combatants = list(encounter.combatants)
     combatants[target] = foe
-    combatants[me] = striker.model_copy(update={"spent": (*striker.spent, budget)})
+    combatants[me] = spent_with(striker, budget, armed)  # ITM-OFF-3: and what it struck with
     encounter = encounter.model_copy(update={"combatants": tuple(combatants)})
+    if result != "miss":  # ITM-ONHIT-1..6: what arrived puts the weapon's conditions on it
+        foe, applied, told = on_hit(game, state, encounter, target, armed, record["damage"],
+                                     ctx, strike_key)
+        if applied:
+            combatants[target] = foe
+            encounter = encounter.model_copy(update={"combatants": tuple(combatants)})
+            record["onHit"] = applied
+            text += f" {'; '.join(told)}."
     next_state = state.model_copy(update={"encounter": encounter})
+    next_state, shot, said = fire(game, next_state, who, armed, arming, ctx)  # ITM-AMMO-3
+    record.update(shot)
+    text += said
+    encounter = next_state.encounter or encounter
     # CMB-CARD-1: the damage dealt and taken is an event of its own, then who fell
     events: list[str] = [f"damage:{foe.name}:{record['damage']}"] if record["damage"] else []
     if not foe.hp:
@@ -741,10 +816,14 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
             events.append("end:victory")
             text += " The fight is won."
             next_state, spoils, words = _spoils(game, next_state, encounter, ctx)
-            next_state = fight_over(next_state)
             if spoils:
                 record["loot"] = spoils
                 text += words
+            next_state, recovered, words = picked_up(game, next_state, encounter)  # ITM-AMMO-5
+            if recovered:
+                record["recovered"] = recovered
+                text += words
+            next_state = fight_over(next_state)
     return _answered(request, next_state, record, text, events, notes, ctx)
 
 
@@ -885,6 +964,9 @@ FIRST_OPS = frozenset({"start", "join", "condition", "defend"})
 """The ``[combat:]`` ops applied before a reply's attacks (DESIGN.md "Rounds and order")."""
 LAST_OPS = frozenset({"end"})
 """The ``[combat:]`` ops applied after every other tag of the reply."""
+ROUND_OPS = frozenset({"reload"})
+"""The ``[combat:]`` ops that act in the round like an attack, in their hero's initiative
+order among the reply's attacks (ITM-CLIP-5)."""
 
 
 def attacker_rank(state: State, tag: Tag) -> int:

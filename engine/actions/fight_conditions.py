@@ -31,7 +31,7 @@ from .answers import Answer, accepted, refused
 from .attrs import RAW, TEXT
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
 from .declare import Refusal, Request, action, attr, request
-from .fight import _fighting, _in_fight
+from .fight import ROUND_OPS, _fighting, _in_fight
 
 MAX_DC = 999  # dc= is held to 0..999
 
@@ -321,7 +321,9 @@ def end_of_round(game: Game, before: State, state: State, answers: list[Answer],
     if before.encounter is not None and before.encounter.turn == ctx.turn_key:
         return state, answers  # this reply's round is already over (it was answered before)
     last = next((i for i in range(len(answers) - 1, -1, -1)
-                 if answers[i].ok and answers[i].tag.kind == "attack"), None)
+                 if answers[i].ok and (answers[i].tag.kind == "attack" or (
+                     answers[i].tag.kind == "combat"
+                     and answers[i].tag.attrs.get("op") in ROUND_OPS))), None)
     if last is None:
         return state, answers
     settled, lines, rows = _settle(game, state, encounter, ctx.for_tag(0))

@@ -16,7 +16,20 @@ from ..rules.context import TurnContext
 from ..rules.fakes import settle_fakes
 from ..rules.game import Game
 from ..rules.state import State
-from . import bags, checks, fakes, fight, fight_conditions, gear, loot, market, money, rest, use
+from . import (
+    bags,
+    checks,
+    fakes,
+    fight,
+    fight_conditions,
+    fight_weapons,
+    gear,
+    loot,
+    market,
+    money,
+    rest,
+    use,
+)
 from .answers import Answer, refused
 from .declare import Action, table
 
@@ -30,6 +43,7 @@ ACTIONS: dict[tuple[str, str | None], Action] = table(
     gear.unequip, gear.bind, gear.unbind, loot.roll_tag, checks.skill_check, market.place,
     market.buy, market.sell, use.use_tag, rest.rest_tag, fakes.reveal, fakes.inspect,
     fight.start, fight.join, fight.end, fight.attack, fight_conditions.condition,
+    fight_weapons.reload,
 )
 
 # The attribute that names the action of a tag kind that has several.
@@ -145,6 +159,8 @@ def _phase(tag: Tag) -> int:
         return 2
     if tag.kind == "combat":
         op = _key(tag)[1]
+        if op in fight.ROUND_OPS:  # a reload acts among the round's attacks (ITM-CLIP-5)
+            return 2
         return 1 if op in fight.FIRST_OPS else 4 if op in fight.LAST_OPS else 3
     return 3
 

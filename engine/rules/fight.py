@@ -100,7 +100,8 @@ def make_foe(game: Game, template: Template, tier: int, name: str, joined: int,
                      hp_max=hp, defence=defence, attack=attack,
                      damage=worked(numbers.damage.tree, reader, stream),
                      role=template.role, tier=tier, modifier=modifier, attacks=attacks,
-                     loot=template.loot, damage_type=foe_damage_type(game, template))
+                     loot=template.loot, damage_type=foe_damage_type(game, template),
+                     types=tuple(template.types), tags=tuple(template.tags))
 
 
 _BINDS = {"+": 1, "-": 1, "*": 2, "/": 2}

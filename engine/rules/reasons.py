@@ -128,3 +128,11 @@ NO_CONDITION = _code("no-condition",
     'engine, issue 24: op="condition" remove= names a condition the combatant does not bear')
 CONDITION_IMMUNE = _code("condition-immune",
     "ITM-DEF-3, ITM-ARM-5: the combatant is immune to the condition, which is never applied")
+NO_AMMO = _code("no-ammo",
+    "ITM-AMMO-4, ITM-CLIP-5: the attacker carries too little of what the weapon shoots for one "
+    "attack, or nothing to load a reload with")
+NOT_LOADED = _code("not-loaded",
+    "ITM-CLIP-4: a weapon with a clip holds too little loaded for one attack")
+UNKNOWN_MODE = _code("unknown-mode", "ITM-MODE-2: mode= names no mode of the weapon")
+NO_CLIP = _code("no-clip",
+    'engine, ITM-CLIP-5: op="reload" of a weapon that keeps no loaded count (no clip)')

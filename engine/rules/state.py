@@ -51,6 +51,8 @@ class Stack(StateModel):
     shows_as: str | None = None
     suspected_by: tuple[str, ...] = ()  # ITM-INSP-4: who thinks it is a fake
     inspected_by: tuple[str, ...] = ()  # ITM-INSP-7: who has had their one look at it
+    # ITM-CLIP-6/7: what a weapon with a clip holds loaded; None: never fired, so full
+    loaded: int | None = Field(default=None, ge=0)
 
     @property
     def plain(self) -> bool:
@@ -182,9 +184,28 @@ class Combatant(StateModel):
     attacks: int | None = Field(default=None, ge=0)  # a foe's attacks a round; None: one
     loot: str | None = None  # the loot table a felled foe drops (ITM-LOOT-11, CMB-TPL-8)
     damage_type: str | None = None  # a foe's strikes' damage type (CMB-TYPE-1, CMB-TPL-8)
+    types: tuple[str, ...] = ()  # ITM-PLUS-4: a foe's creature types, from its template
+    tags: tuple[str, ...] = ()  # ITM-PLUS-4: a foe's tags, from its template
     # issue 24: what op="condition" applied in this fight; a hero's names are on its sheet too
     conditions: tuple[FightCondition, ...] = ()
     spent: tuple[str, ...] = ()  # the budget each of its attacks this round spent (CMB-TURN-9)
+    # ITM-OFF-3: the weapon (its stack's name) each of a hero's strikes this round was made with
+    wielded: tuple[str, ...] = ()
+
+
+class Shot(StateModel):
+    """ITM-AMMO-5/6: what one hero shot in this fight from one stack of ammunition, kept so a
+    won fight gives back exactly ``recover`` of it, rounded down once per stack. The stack is
+    the ``stack``-th of its kind in the bag since the fight began (stacks used up count, they
+    were the first ones); ``emptied``: it was used up and left the bag (OQ-29)."""
+
+    who: str
+    item: str | None  # the stack's catalog reference (None: a plain item)
+    name: str
+    stack: int = Field(ge=0)
+    count: int = Field(ge=1)
+    recover: float = Field(ge=0, le=1)
+    emptied: bool = False
 
 
 class Encounter(StateModel):
@@ -196,6 +217,7 @@ class Encounter(StateModel):
     kind: Literal["formula"] = "formula"
     combatants: tuple[Combatant, ...] = ()
     turn: tuple[int, ...] = ()
+    shots: tuple[Shot, ...] = ()  # ITM-AMMO-5/6: what the heroes shot, per stack
 
     def find(self, name: str | None) -> int | None:
         """The combatant a name names (any case), or None."""

@@ -127,6 +127,12 @@ class Template(RulesetModel):
     combat: TemplateCombat
     loot: Id | None = None
     """The loot table a felled foe drops (ITM-LOOT-14)."""
+    types: list[Id] = Field(default_factory=list, max_length=24)
+    """ITM-PLUS-4: the creature types of a foe of this template (what a weapon's ``plus``
+    ``targetIs.types`` names; the combat page's creature types are not ours, so this is the
+    smallest key a target check needs)."""
+    tags: list[Id] = Field(default_factory=list, max_length=24)
+    """ITM-PLUS-4: the foe's tags, for ``targetIs.tags``."""
 
 
 class Sustain(RulesetModel):

@@ -19,7 +19,7 @@ CASES = [
               "record": {"cost": 3, "who": ["Ada"]}, "notes": ("ignored",)}),
     (Stack, {"name": "Torch", "item": "gear/torch", "coin": None, "count": 3, "equipped": False,
              "bound": True, "charges": None, "toggled": False, "shows_as": None,
-             "suspected_by": ("Bram",), "inspected_by": ()}),
+             "suspected_by": ("Bram",), "inspected_by": (), "loaded": None}),
     (Message, {"role": "gm", "name": "GM", "text": "Rain.", "swipes": None, "swipe": 0,
                "hidden": False, "new_session": True, "event": None, "source_line": 7}),
 ]
