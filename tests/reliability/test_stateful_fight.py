@@ -2,9 +2,9 @@
 fixtures/rulesets/skirmish.json, skirmish-round.json and srd5.json — fights started with
 several templates, tiers and counts, foes and heroes joining late, conditions applied and
 removed (with rounds, saves, ``noActions``), heroes and foes attacking valid and invalid
-targets with weapons worn, carried, unknown or none and with every budget, healing items
-used, ``op="end"``, swipes — in replies of several tags in shuffled order, and check after
-every step the laws of DESIGN.md "Combat" and spec/combat.md:
+targets with weapons worn, carried, unknown or none, on every budget and in any mode,
+healing items used, ``op="end"``, swipes — in replies of several tags in shuffled order, and
+check after every step the laws of DESIGN.md "Combat" and spec/combat.md:
 
 * hit points stay in 0..hpMax for foes and 0..the health pool's max for heroes (CMB-ATK-A6,
   ITM-OUT-3), and temporary points never go below 0 (ITM-OUT-4);
@@ -83,6 +83,7 @@ ROUNDS = [None, "1", "2", "3", "0", "999", "x"]
 DCS = [None, "8", "12", "15", "abc", "5000"]
 OUTCOMES = ["victory", "defeat", "fled", "truce", "meh", ""]
 RANGES = [None, None, "near", "far", "x"]
+MODES = [None, None, None, "thrown", "melee", "x"]
 
 
 def document_of(name: str) -> Any:
@@ -259,9 +260,9 @@ class FightMachine(RuleBasedStateMachine):
         weapons = st.none() | some([*words.weapons, "unarmed", "Spoon"])
         budgets = st.none() | some([*words.budgets, "dance"])
         wild = st.tuples(maybe_names, maybe_names | st.just(""), weapons, budgets,
-                         some(RANGES)).map(
+                         some(RANGES), some(MODES)).map(
             lambda t: render("attack", [("who", t[0]), ("target", t[1]), ("with", t[2]),
-                                        ("action", t[3]), ("range", t[4])]))
+                                        ("action", t[3]), ("range", t[4]), ("mode", t[5])]))
         aimed = st.tuples(self.pick(self.pairs), weapons, budgets, some(RANGES)).map(
             lambda t: render("attack", [("who", t[0][0]), ("target", t[0][1]), ("with", t[1]),
                                         ("action", t[2]), ("range", t[3])]))
