@@ -42,7 +42,7 @@ from ..rules.formula import foe_modifier, foe_reader, sheet_reader
 from ..rules.game import Game
 from ..rules.sheet import SheetView
 from ..rules.state import Combatant, Encounter, JournalEntry, Stack, State
-from ..rules.weapons import numbers, to_hit
+from ..rules.weapons import numbers
 from ..ruleset import Formula, Item, Template, combat_kind, parse_formula
 from ..ruleset.combat import Attack
 from ..ruleset.fight import ROLL_HIGH, Combat
@@ -705,8 +705,10 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
     view = SheetView(game, hero, state)
     notes: list[str] = []
     # CMB-ATK-A3: the attack check's skill gives the dice and the naturals; the weapon's toHit
-    # is the number added, never also the skill's own ability (DESIGN.md).
-    modifier = to_hit(game, view, armed[1], armed[2]) if armed is not None else 0
+    # is the number added, never also the skill's own ability (DESIGN.md). The weapon's numbers
+    # are read once, before the dice: nothing in them is rolled.
+    weapon = numbers(game, view, armed[1], armed[2]) if armed is not None else None
+    modifier = weapon.to_hit if weapon is not None else 0
     modifier += mode_to_hit(arming)  # ITM-MODE-4
     striker = encounter.combatants[me]
     distance = request.range.casefold()
@@ -743,7 +745,6 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         record["mode"] = arming.mode.id
     text = f"{hero.name} → {foe.name} ({record['weapon']}): {rolled.shown} · {result}"
     if result != "miss":
-        weapon = numbers(game, view, armed[1], armed[2]) if armed is not None else None
         formula = weapon.damage if weapon is not None else None
         flat = weapon.flat if weapon is not None else 0
         if arming.off_hand and armed is not None:  # ITM-OFF-4/7

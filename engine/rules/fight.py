@@ -23,11 +23,20 @@ from ..ruleset.formula import (
     Reference,
     double_dice,
     nodes,
-    references,
 )
 from .armour import defence_of
-from .formula import Evaluation, Resolve, evaluate, foe_modifier, foe_reader, sheet_reader
+from .formula import (
+    Evaluation,
+    Resolve,
+    evaluate,
+    foe_modifier,
+    foe_reader,
+    references_of,
+    rolls_dice,
+    sheet_reader,
+)
 from .game import Game
+from .memo import IdentityMemo
 from .sheet import SheetView
 from .state import Combatant, Encounter, State
 from .tracks import health_pool, track_max, track_value
@@ -172,9 +181,28 @@ def attacks_left(action: TurnAction, view: SheetView, stream: Stream,
     round — ``per`` uses × ``attacks`` each (none without ``attacks``; a multiclass hero's
     largest per class, CMB-TURN-11), less those ``spent`` already took (one entry per attack,
     by budget id); never below 0."""
+    return max(attacks_allowed(action, view, stream) - spent.count(action.id), 0)
+
+
+def attacks_allowed(action: TurnAction, view: SheetView, stream: Stream) -> int:
+    """CMB-TURN-9..11: the attacks ``action`` allows ``view``'s hero a round, ``per`` ×
+    ``attacks`` (0 without ``attacks``). Formulas without dice read the same on the same sheet
+    (its character, the invented items, the game), so their product is remembered for it:
+    it is asked on every attack."""
+    invented = view.state.invented if view.state is not None else None
+    keys = (view.character, action, view.game, invented, view.items_apply)
+    known = _ALLOWED.get(keys)
+    if known is not None:
+        return known
     per = evaluate(action.per, sheet_reader(view), stream).value
     each = largest_per_class(view, action.attacks, stream) if action.attacks is not None else 0
-    return max(max(per, 0) * max(each, 0) - spent.count(action.id), 0)
+    allowed = max(per, 0) * max(each, 0)
+    if rolls_dice(action.per) or (action.attacks is not None and rolls_dice(action.attacks)):
+        return allowed  # dice: a new number each round
+    return _ALLOWED.put(keys, allowed)
+
+
+_ALLOWED: IdentityMemo[int] = IdentityMemo(256)
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,7 +342,7 @@ def largest_per_class(view: SheetView, formula: Formula, stream: Stream) -> int:
     once per class, never the classes' values summed. Without ``@class.`` references or
     classes it is read once, as written."""
     resolve = sheet_reader(view)
-    mentions = any(r.name == CLASS and r.part is not None for r in references(formula.tree))
+    mentions = any(r.name == CLASS and r.part is not None for r in references_of(formula))
     names = classes(view) if mentions else []
     if not names:
         return evaluate(formula, resolve, stream).value

@@ -24,7 +24,18 @@ from fractions import Fraction
 from ..dice import MAX_DICE, MAX_SIDES, DiceExpr, Stream, roll
 from ..ruleset import Formula, Ruleset, Template, reference_read
 from ..ruleset.fight import TIER
-from ..ruleset.formula import Binary, Call, Dice, Negate, Node, Number, Reference
+from ..ruleset.formula import (
+    Binary,
+    Call,
+    Dice,
+    Negate,
+    Node,
+    Number,
+    Reference,
+    dice_terms,
+    references,
+)
+from .memo import IdentityMemo
 from .sheet import MAX_SHEET_NUMBER, SheetView, ability_modifier
 
 MAX_VALUE = MAX_SHEET_NUMBER  # what a formula computes is kept within ±this, as sheet values
@@ -61,19 +72,27 @@ class Evaluation:
         return math.floor(self.exact)
 
 
-def _held(number: int | float | Fraction) -> Fraction:
-    """``number`` as an exact fraction within ±MAX_VALUE; NaN reads 0."""
+Exact = int | Fraction
+"""A value inside an evaluation: a whole number stays an ``int`` (exact and several times
+faster than a :class:`~fractions.Fraction`); a fraction only where ``/`` leaves one."""
+
+
+def _held(number: int | float | Fraction) -> Exact:
+    """``number`` exactly, within ±MAX_VALUE; NaN reads 0."""
+    if type(number) is int:  # the usual case: numbers written and sheet values
+        return number if -MAX_VALUE <= number <= MAX_VALUE else (
+            MAX_VALUE if number > 0 else -MAX_VALUE)
     if isinstance(number, float):
         if number != number:
-            return Fraction(0)
+            return 0
         if math.isinf(number):
             number = MAX_VALUE if number > 0 else -MAX_VALUE
     value = Fraction(number)
     if value > MAX_VALUE:
-        return Fraction(MAX_VALUE)
+        return MAX_VALUE
     if value < -MAX_VALUE:
-        return Fraction(-MAX_VALUE)
-    return value
+        return -MAX_VALUE
+    return value.numerator if value.denominator == 1 else value
 
 
 class _Evaluator:
@@ -83,13 +102,11 @@ class _Evaluator:
         self.reroll_up_to = reroll_up_to
         self.rolls: list[TermRoll] = []
 
-    def value(self, node: Node) -> Fraction:
-        if isinstance(node, Number):
+    def value(self, node: Node) -> Exact:
+        if type(node) is Number:  # exact types first: the commonest nodes, cheapest tests
             return _held(node.value)
-        if isinstance(node, Reference):
+        if type(node) is Reference:
             return _held(self.resolve(node))
-        if isinstance(node, Negate):
-            return -self.value(node.operand)
         if isinstance(node, Binary):
             left, right = self.value(node.left), self.value(node.right)
             if node.op == "+":
@@ -98,15 +115,22 @@ class _Evaluator:
                 return _held(left - right)
             if node.op == "*":
                 return _held(left * right)
-            return _held(left / right) if right else Fraction(0)
+            if not right:
+                return 0
+            if type(left) is int and type(right) is int:  # within ±|left|: no need to hold
+                return left // right if left % right == 0 else Fraction(left, right)
+            return _held(left / right)
+        if isinstance(node, Negate):
+            return -self.value(node.operand)
         if isinstance(node, Call):
             arguments = [self.value(a) for a in node.arguments]
             if node.function == "floor":
-                return Fraction(math.floor(arguments[0]))
+                return math.floor(arguments[0])
             return min(arguments) if node.function == "min" else max(arguments)
+        assert isinstance(node, Dice)
         return self.dice(node)
 
-    def dice(self, node: Dice) -> Fraction:
+    def dice(self, node: Dice) -> int:
         count = min(max(math.floor(self.value(node.count)), 0), MAX_DICE) * node.times
         sides = min(math.floor(self.value(node.sides)), MAX_SIDES)
         if sides < 1:
@@ -116,7 +140,7 @@ class _Evaluator:
             faces = tuple(self.stream.die(sides) if face <= self.reroll_up_to else face
                           for face in faces)
         self.rolls.append(TermRoll(count, max(sides, 1), faces))
-        return Fraction(sum(faces))
+        return sum(faces)
 
 
 def evaluate(formula: Formula | Node, resolve: Resolve, stream: Stream,
@@ -128,7 +152,30 @@ def evaluate(formula: Formula | Node, resolve: Resolve, stream: Stream,
     tree = formula.tree if isinstance(formula, Formula) else formula
     evaluator = _Evaluator(resolve, stream, reroll_up_to)
     exact = evaluator.value(tree)
-    return Evaluation(exact, tuple(evaluator.rolls))
+    return Evaluation(Fraction(exact), tuple(evaluator.rolls))
+
+
+_REFERENCES: IdentityMemo[tuple[Reference, ...]] = IdentityMemo(1024)
+
+
+def references_of(formula: Formula) -> tuple[Reference, ...]:
+    """The ``@`` references of ``formula``, in the order written (remembered per formula: a
+    turn action's ``attacks`` is asked on every attack, CMB-TURN-11)."""
+    found = _REFERENCES.get((formula,))
+    if found is not None:
+        return found
+    return _REFERENCES.put((formula,), references(formula.tree))
+
+
+_DICE: IdentityMemo[bool] = IdentityMemo(1024)
+
+
+def rolls_dice(formula: Formula) -> bool:
+    """Whether ``formula`` has a dice term (remembered per formula)."""
+    found = _DICE.get((formula,))
+    if found is not None:
+        return found
+    return _DICE.put((formula,), bool(dice_terms(formula.tree)))
 
 
 def sheet_reader(view: SheetView, given: Mapping[str, int | Fraction] | None = None) -> Resolve:

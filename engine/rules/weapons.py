@@ -112,12 +112,13 @@ def hands_free(view: SheetView, item: Item) -> bool:
                for slot, need in item.slots.items())
 
 
-def wielded_two_handed(view: SheetView, item: Item, attack: Attack) -> bool:
+def wielded_two_handed(view: SheetView, item: Item, attack: Attack,
+                       free: bool | None = None) -> bool:
     """ITM-WPN-14/15: a weapon that takes two slots of one kind, or a ``versatile`` one held
-    with the room for its second hand free."""
+    with the room for its second hand free (``free``: :func:`hands_free`, when known)."""
     if any(need >= 2 for need in item.slots.values()):
         return True
-    return attack.versatile is not None and hands_free(view, item)
+    return attack.versatile is not None and (hands_free(view, item) if free is None else free)
 
 
 def _dice(value: Any) -> Formula | None:
@@ -129,7 +130,8 @@ def numbers(game: Game, view: SheetView, item: Item, attack: Attack) -> WeaponNu
     """Every number of ITM-WPN-6..20 for one attack with ``item`` by the sheet's wearer, each
     read from the item's own stats where the attack says so (ITM-WPN-21; a stat the item gives
     no value for counts as not written, OQ-3)."""
-    two_handed = wielded_two_handed(view, item, attack)
+    free = attack.versatile is not None and hands_free(view, item)  # read once: it walks the bag
+    two_handed = wielded_two_handed(view, item, attack, free)
     damage = attack.damage
     formula: Formula | None = None
     flat = 0
@@ -138,7 +140,7 @@ def numbers(game: Game, view: SheetView, item: Item, attack: Attack) -> WeaponNu
     if damage is not None:
         formula = _dice(read_stat(game, item, damage.dice))
         versatile = _dice(read_stat(game, item, attack.versatile))
-        if versatile is not None and hands_free(view, item):  # ITM-WPN-19
+        if versatile is not None and free:  # ITM-WPN-19
             formula = versatile
         flat = best(game, view, item, damage.abilities) + whole(read_stat(game, item, damage.bonus))
         if damage.sheet_bonus is not None and not (damage.one_handed and two_handed):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from importlib.resources import files
 from typing import Annotated, Any, Final, Literal
 
@@ -236,12 +236,25 @@ def _where(error: UnexpectedInput, text: str) -> str:
     return f'"{found}" at character {column} is unexpected'
 
 
+PARSED = 4096  # formulas remembered by their text: a ruleset writes far fewer
+
+
 def parse_formula(text: str) -> Formula | FormulaError:
-    """Read a formula, or say in one line why it is not one. Never raises."""
+    """Read a formula, or say in one line why it is not one. Never raises.
+
+    The same text always reads the same (frozen) value, so the last :data:`PARSED` texts are
+    remembered: a weapon's dice and a foe's damage are read on every strike (issue 24: the
+    Lark parse was a third of an attack)."""
     if not isinstance(text, str):
         return FormulaError("a formula is a string")
     if len(text) > MAX_LENGTH:
         return FormulaError(f"a formula is at most {MAX_LENGTH} characters long")
+    return _parsed(text)
+
+
+@lru_cache(maxsize=PARSED)
+def _parsed(text: str) -> Formula | FormulaError:
+    """:func:`parse_formula` of a string of at most :data:`MAX_LENGTH` characters."""
     if not text.strip():
         return FormulaError("a formula is empty")
     try:

@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from engine import load_ruleset, start_state
+from engine import TurnContext, load_ruleset, start_state
 from engine.dice import MAX_DICE, DiceExpr, Stream, roll
+from engine.rules.fight import attacks_allowed
 from engine.rules.formula import (
     MAX_VALUE,
     Evaluation,
@@ -28,7 +29,7 @@ from engine.rules.formula import (
     sheet_reader,
 )
 from engine.rules.sheet import SheetView
-from engine.ruleset import Formula, parse_formula
+from engine.ruleset import Formula, FormulaError, parse_formula
 from engine.ruleset.formula import MAX_DICE_TERMS, double_dice
 
 HARROW = fixture_json("rulesets/harrow.json")
@@ -67,6 +68,12 @@ EXACT = [
     # CMB-SUS-4, OQ-CMB-12: a Constitution save against the larger of 10 and half the damage
     ("max(10, floor(@damage / 2))", {"damage": 7}, Fraction(10), 10),
     ("max(10, floor(@damage / 2))", {"damage": 25}, Fraction(12), 12),
+    # Whole numbers and fractions mixed (issue 24: whole numbers are kept as ints inside)
+    ("@half * 2", {"half": 2.5}, Fraction(5), 5),
+    ("6 / 3 / 4", {}, Fraction(1, 2), 0),
+    ("-6 / 3 + @third * 3", {"third": Fraction(1, 3)}, Fraction(-1), -1),
+    ("min(7 / 2, 4) * 2", {}, Fraction(7), 7),
+    ("floor(@half) + floor(-7 / 3)", {"half": 2.5}, Fraction(-1), -1),
 ]
 
 
@@ -75,7 +82,37 @@ EXACT = [
 def test_a_formula_evaluates_exactly(text, values, exact, value) -> None:
     found = evaluate(formula(text), reader(**values), stream())
     assert found == Evaluation(exact, ())
+    assert type(found.exact) is Fraction and type(found.value) is int
     assert found.value == value
+
+
+def test_a_formula_text_is_read_once_and_its_answer_kept() -> None:
+    """Issue 24: a weapon's dice and a foe's damage are read on every strike, so the same
+    text gives the very same (frozen) value; so does a text that is no formula."""
+    assert parse_formula("(@tier)d6 + @tier") is parse_formula("(@tier)d6 + @tier")
+    wrong = parse_formula("2 +")
+    assert isinstance(wrong, FormulaError) and parse_formula("2 +") is wrong
+    assert isinstance(parse_formula("x" * 201), FormulaError)
+    assert isinstance(parse_formula(7), FormulaError)  # a ruleset may write a number
+
+
+def test_cmb_turn_9_11_a_heros_attacks_are_remembered_only_while_they_cannot_change() -> None:
+    """The attacks an action allows are kept per sheet (character, invented items, game), so
+    a changed sheet reads again, and a ``per`` that rolls dice is rolled every time."""
+    document = fixture_json("rulesets/skirmish-round.json")
+    game = load_ruleset(document)
+    state = start_state(game, fixture_json("parties/skirmish-round.json"))
+    action = game.ruleset.combat.turn_actions[0]
+    brannoc = state.characters[0]
+    at = TurnContext(state.seed, (0, 0)).stream
+    assert attacks_allowed(action, SheetView(game, brannoc, state), at("a", "b")) == 3
+    assert attacks_allowed(action, SheetView(game, brannoc, state), at("a", "b")) == 3
+    fighter = brannoc.model_copy(update={"fields": {"level_fighter": 20}})  # 1 + 4, > ranger
+    assert attacks_allowed(action, SheetView(game, fighter, state), at("a", "b")) == 5
+    rolled = action.model_copy(update={"per": parse_formula("1d6")})
+    got = {attacks_allowed(rolled, SheetView(game, brannoc, state), at("a", f"b{n}"))
+           for n in range(40)}
+    assert got == {3, 6, 9, 12, 15, 18}  # 1d6 uses × 3 attacks, a new roll each time
 
 
 # spec/combat.md A.10, the worked values of the example template (CMB-TPL-5)
