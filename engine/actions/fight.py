@@ -402,14 +402,8 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
     text = f"The fight ends: {outcome}, after {encounter.round} round(s)."
     record: dict[str, Any] = {"outcome": outcome, "rounds": encounter.round}
     if outcome == "victory":
-        state, spoils, words = _spoils(game, state, encounter, ctx)
-        if spoils:
-            record["loot"] = spoils
-            text += words
-        state, recovered, words = picked_up(game, state, encounter)  # ITM-AMMO-5..7
-        if recovered:
-            record["recovered"] = recovered
-            text += words
+        state, words = _won(game, state, encounter, ctx, record)
+        text += words
     record["events"] = [f"end:{outcome}"]  # CMB-CARD-1: combat end
     return fight_over(state), accepted(request.tag, text, record)
 
@@ -816,14 +810,8 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
             # DESIGN.md: the last foe falls, the fight ends there; ITM-LOOT-12: the felled drop
             events.append("end:victory")
             text += " The fight is won."
-            next_state, spoils, words = _spoils(game, next_state, encounter, ctx)
-            if spoils:
-                record["loot"] = spoils
-                text += words
-            next_state, recovered, words = picked_up(game, next_state, encounter)  # ITM-AMMO-5
-            if recovered:
-                record["recovered"] = recovered
-                text += words
+            next_state, words = _won(game, next_state, encounter, ctx, record)
+            text += words
             next_state = fight_over(next_state)
     return _answered(request, next_state, record, text, events, notes, ctx)
 
@@ -933,6 +921,20 @@ def _answered(request: Strike, state: State, record: dict[str, Any], text: str,
     if events:
         record["events"] = events
     return state, accepted(request.tag, text, record, tuple(notes))
+
+
+def _won(game: Game, state: State, encounter: Encounter, ctx: TurnContext,
+         record: dict[str, Any]) -> tuple[State, str]:
+    """A won fight (the last foe felled, or op="end" outcome="victory"): the felled foes'
+    loot (ITM-LOOT-11..14) and the ammunition picked up (ITM-AMMO-5..7), in the record
+    (``loot``, ``recovered``) and the words the answer adds."""
+    state, spoils, dropped = _spoils(game, state, encounter, ctx)
+    if spoils:
+        record["loot"] = spoils
+    state, recovered, picked = picked_up(game, state, encounter)
+    if recovered:
+        record["recovered"] = recovered
+    return state, dropped + picked
 
 
 def _spoils(game: Game, state: State, encounter: Encounter,

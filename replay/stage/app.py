@@ -465,13 +465,14 @@ def build_app(config: StageConfig) -> Starlette:
         document["gmtags"] = _metadata(prepared, stream)
         return JSONResponse(document)
 
-    async def _streamed(request: Request, prepared: Prepared, stream: ReplyStream,
-                        headers: dict[str, str], deadline: Deadline) -> Response:
-        upstream_request = client.build_request("POST", upstream.endpoint("chat/completions"),
-                                                content=prepared.content(), headers=headers)
+    async def _opened(request: Request, upstream_request: httpx.Request,
+                      deadline: Deadline) -> httpx.Response | Response:
+        """The model's streamed reply once it sent its headers with a 200, or the response
+        that says why not (the client gone: 499; the deadline; the model unreachable or
+        answering with an error status). Until the model sends its headers the client's
+        hanging up is watched here; then StreamingResponse watches it and cancels the relay,
+        which closes the model's stream."""
         try:
-            # Until the model sends its headers the client's hanging up is watched here; then
-            # StreamingResponse watches it and cancels _relay, which closes the model's stream.
             reply = await _unless_gone(request, within(deadline, client.send(
                 upstream_request, stream=True)))
         except ClientGone:
@@ -484,6 +485,15 @@ def build_app(config: StageConfig) -> Starlette:
             text = (await reply.aread()).decode("utf-8", "replace")
             await reply.aclose()
             return _upstream_status(reply.status_code, text)
+        return reply
+
+    async def _streamed(request: Request, prepared: Prepared, stream: ReplyStream,
+                        headers: dict[str, str], deadline: Deadline) -> Response:
+        upstream_request = client.build_request("POST", upstream.endpoint("chat/completions"),
+                                                content=prepared.content(), headers=headers)
+        reply = await _opened(request, upstream_request, deadline)
+        if isinstance(reply, Response):
+            return reply
         kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
         events = _relay(reply, prepared, stream, deadline, config) \
             if kind in ("text/event-stream", "") else \
@@ -496,19 +506,9 @@ def build_app(config: StageConfig) -> Starlette:
         as for any reply; after that the reply is one stream, or one completion."""
         first = client.build_request("POST", mid.url, headers=mid.headers,
                                      content=mid.first_content(prepared.content()))
-        try:
-            reply = await _unless_gone(request, within(mid.deadline, client.send(
-                first, stream=True)))
-        except ClientGone:
-            return Response(status_code=499)
-        except DeadlinePassed:
-            return _deadline_failure(config)
-        except httpx.HTTPError as failure:
-            return _upstream_failure(failure)
-        if reply.status_code != 200:
-            text = (await reply.aread()).decode("utf-8", "replace")
-            await reply.aclose()
-            return _upstream_status(reply.status_code, text)
+        reply = await _opened(request, first, mid.deadline)
+        if isinstance(reply, Response):
+            return reply
         if mid.client_streams:
             return StreamingResponse(_mid_events(reply, prepared, mid, config),
                                      media_type="text/event-stream",
