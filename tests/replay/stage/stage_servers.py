@@ -80,7 +80,10 @@ class ServerThread:
 
     def stop(self) -> None:
         self.server.should_exit = True
-        self.thread.join(timeout=30)
+        self.thread.join(timeout=2)
+        if self.thread.is_alive():  # a client keeps a connection open: do not wait on it
+            self.server.force_exit = True
+            self.thread.join(timeout=30)
         self.sock.close()
 
 
