@@ -31,7 +31,8 @@ from ..cache import SharedPrefixSequence
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
-RECENT_BODIES = 8  # bodies kept to share their bytes with the next request of the same chat
+RECENT_BODIES = 64  # bodies kept to share their bytes with the next request of the same chat
+RECENT_BYTES = 32 * 1024 * 1024  # and at most this many of their bytes (issue 22: a byte bound)
 MAX_MESSAGES = 100_000  # messages read with their offsets; a longer array goes to json.loads
 PROBES = 4  # the last messages of a recent body tried before a binary search
 
@@ -259,8 +260,12 @@ def _read_after(raw: bytes, old: Body, shared: int) -> Body:
 class BodyReader:
     """Reads request bodies, reusing the messages of the recent body a new one repeats."""
 
-    def __init__(self, recent: int = RECENT_BODIES) -> None:
+    def __init__(self, recent: int = RECENT_BODIES, most_bytes: int = RECENT_BYTES) -> None:
+        # Enough bodies that, with many chats at once (issue 30: 40 chats on one worker), a
+        # chat's previous request is still here when its next one comes; bounded in bytes.
         self._recent: deque[Body] = deque(maxlen=recent)
+        self._bytes = 0
+        self._most_bytes = most_bytes
         self._lock = threading.Lock()
 
     def read(self, raw: bytes) -> Any:
@@ -289,7 +294,12 @@ class BodyReader:
         except (_Unexpected, ValueError, IndexError):
             return json.loads(raw)  # its value, or its error
         with self._lock:
+            if len(self._recent) == self._recent.maxlen:
+                self._bytes -= len(self._recent[0].raw)
             self._recent.append(body)
+            self._bytes += len(body.raw)
+            while self._bytes > self._most_bytes and len(self._recent) > 1:
+                self._bytes -= len(self._recent.popleft().raw)
         return body
 
 

@@ -151,3 +151,27 @@ def test_a_body_does_not_keep_the_bodies_it_was_read_on_alive() -> None:
         assert turn == 0 or body.base is not None  # the last body is still there to share
     gc.collect()
     assert [ref() is None for ref in kept] == [True] * 10 + [False] * 2
+
+
+def test_forty_chats_at_once_each_find_their_previous_request() -> None:
+    """Issue 30: with 40 chats interleaved on one worker, each request still shares the bytes
+    of its own chat's previous one (a reader that kept 8 bodies had lost it: every request
+    was read whole)."""
+    reader = BodyReader()
+    chats: list[list[dict[str, str]]] = [[] for _ in range(40)]
+    for turn in range(3):
+        for number, chat in enumerate(chats):
+            chat.append({"role": "user", "content": f"chat {number} turn {turn}"})
+            body = reader.read(json.dumps({"messages": chat}).encode())
+            assert body.shared == (turn and len(chat) - 1), (number, turn)
+
+
+def test_the_recent_bodies_are_bounded_in_bytes() -> None:
+    """Issue 22 (bounded memory): however large the bodies, the reader keeps at most its byte
+    bound of them (always the newest one)."""
+    reader = BodyReader(most_bytes=50_000)
+    for number in range(30):
+        big = [{"role": "user", "content": f"{number} " + "x" * 20_000}]
+        reader.read(json.dumps({"messages": big}).encode())
+        assert reader._bytes <= 50_000 or len(reader._recent) == 1
+        assert reader._bytes == sum(len(b.raw) for b in reader._recent)
