@@ -25,7 +25,6 @@ from ..rules.fight import (
     attack_reads,
     attacks_left,
     foe_names,
-    held,
     hero_defence,
     hero_health,
     hit_result,
@@ -36,6 +35,7 @@ from ..rules.fight import (
     standing,
     strike,
     template_for,
+    whole_number,
 )
 from ..rules.fight_conditions import attack_edge, fight_over, held_back, names_of
 from ..rules.formula import foe_modifier, foe_reader, sheet_reader
@@ -47,6 +47,7 @@ from ..ruleset import Formula, Item, Template, combat_kind, parse_formula
 from ..ruleset.combat import Attack
 from ..ruleset.fight import ROLL_HIGH, Combat
 from ..ruleset.formula import Number
+from . import fight_narrative as narrative
 from .answers import Answer, accepted, refused
 from .attrs import RAW, TEXT
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
@@ -130,6 +131,8 @@ class Start(Request):
     enemies: str = attr(TEXT, "the legacy form (also without op=): a comma list of foes, one "
                         "of each, noted; write foe= instead", aliases=LEGACY_FOES[1:],
                         shown="none")
+    rank: str = attr(TEXT, "narrative fights: the foes' rank, D to SSS, X or XX (D100-RANK)",
+                     shown="the player's")
 
 
 @request
@@ -142,21 +145,8 @@ class Join(Request):
     role: str = attr(TEXT, "the template's role", shown="the first template")
     tier: str | None = attr(RAW, "the danger, 1 to 6 (held to it)", shown="1")
     count: str | None = attr(RAW, "how many, 1 to 12 (held to it)", shown="1")
-
-
-def _number(raw: str | None, what: str, low: int, high: int, notes: list[str]) -> int:
-    """``tier=``/``count=`` as a whole number held to ``low..high`` (1 when absent), each
-    repair noted (DESIGN.md "Tags" under Combat)."""
-    text = (raw or "").strip()
-    if not text:
-        return low
-    if not text.isascii() or not text.isdigit() or len(text) > 6:
-        notes.append(f'{what}="{text[:20]}" is not a whole number: {low} was used')
-        return low
-    value = held(int(text), low, high)
-    if value != int(text):
-        notes.append(f'{what}="{text}" was held to {value} ({low} to {high})')
-    return value
+    rank: str = attr(TEXT, "narrative fights: the foe's rank, D to SSS, X or XX (D100-RANK)",
+                     shown="the player's")
 
 
 def _initiative(game: Game, state: State, ctx: TurnContext, name: str,
@@ -258,6 +248,8 @@ JOIN_RECORD = {"round": "the encounter's round (0 before the first attack)",
 def _teach_combat(game: Game) -> list[str]:
     """DESIGN.md "Prompt": out of a fight the GM learns only how to start one; the lines of a
     fight come with the COMBAT block while one is on (:func:`teach_fight`)."""
+    if narrative.fights(game):  # issue 26
+        return narrative.teach_start(game)
     if _fighting(game) is not None or not _combat(game).templates:
         return []
     roles = ", ".join(t.role for t in _combat(game).templates)
@@ -269,6 +261,8 @@ def _teach_combat(game: Game) -> list[str]:
 def teach_fight(game: Game) -> list[str]:
     """DESIGN.md "Prompt": the GM's combat lines, shown under the COMBAT block while a fight
     is on — attacks both ways, who joins, conditions, the end; the engine rolls everything."""
+    if narrative.fights(game):  # issue 26
+        return narrative.teach_fight(game)
     if _fighting(game) is not None:
         return []
     combat = _combat(game)
@@ -324,12 +318,14 @@ def start(game: Game, state: State, request: Start, ctx: TurnContext) -> tuple[S
     kinds = _kinds(request, notes)
     if not kinds:
         return state, refused(request.tag, reasons.MISSING_ATTRIBUTE, NAME_THE_FOE)
+    if narrative.fights(game):  # issue 26: narrative d100 combat (spec/combat.md Part B)
+        return narrative.start(game, state, request, kinds, notes, ctx)
     refusal = _fighting(game) or _no_templates(game)
     if refusal is not None:
         return _refuse(state, request.tag, refusal)
     template = _template(game, request.role, notes)
-    tier = _number(request.tier, "tier", *TIERS, notes)
-    count = _number(request.count, "count", 1, MAX_FOES, notes) if len(kinds) == 1 else 1
+    tier = whole_number(request.tier, "tier", *TIERS, notes)
+    count = whole_number(request.count, "count", 1, MAX_FOES, notes) if len(kinds) == 1 else 1
     if len(kinds) > 1 and request.count is not None:
         notes.append("ignored count=: enemies= brings one foe of each name")
     encounter = state.encounter
@@ -351,6 +347,8 @@ def start(game: Game, state: State, request: Start, ctx: TurnContext) -> tuple[S
                                          reasons.NO_ENCOUNTER), record=JOIN_RECORD)
 def join(game: Game, state: State, request: Join, ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="join" foe= role= tier= count=]`` (CMB-TURN-5, CMB-TURN-A1)."""
+    if narrative.fights(game):  # issue 26: narrative d100 combat (spec/combat.md Part B)
+        return narrative.join(game, state, request, request.foe, ctx)
     encounter = _in_fight(game, state)
     if isinstance(encounter, Refusal):
         return _refuse(state, request.tag, encounter)
@@ -368,8 +366,8 @@ def join(game: Game, state: State, request: Join, ctx: TurnContext) -> tuple[Sta
     if refusal is not None:
         return _refuse(state, request.tag, refusal)
     template = _template(game, request.role, notes)
-    tier = _number(request.tier, "tier", *TIERS, notes)
-    count = _number(request.count, "count", 1, MAX_FOES, notes)
+    tier = whole_number(request.tier, "tier", *TIERS, notes)
+    count = whole_number(request.count, "count", 1, MAX_FOES, notes)
     new = _foes(game, state, ctx, encounter, template, request.foe, tier, count, rolls)
     return _joined(state, encounter, new, rolls, notes, request.tag, "Joins the fight")
 
@@ -391,7 +389,9 @@ class End(Request):
 def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="end" outcome=]``: the encounter is over (state.encounter is None); a
     victory drops the felled foes' loot (ITM-LOOT-12), nothing else does."""
-    encounter = _in_fight(game, state)
+    # issue 26: a narrative fight ends the same way (its foes drop no loot, ITM-LOOT-13)
+    encounter = (_in_fight(game, state) if not narrative.fights(game)
+                 else state.encounter or Refusal(reasons.NO_ENCOUNTER, narrative.NO_FIGHT))
     if isinstance(encounter, Refusal):
         return _refuse(state, request.tag, encounter)
     outcome = request.outcome.casefold()
@@ -447,6 +447,23 @@ class Strike(Request):
     range: str = attr(TEXT, "near or far (CMB-GRID-3)", shown="near, far for a ranged weapon")
     mode: str = attr(TEXT, "one of the weapon's modes, by id or label (ITM-MODE-2)",
                      shown="the weapon's default way")
+    # issue 26: the GM's grades of a narrative strike (D100-HIT-2, D100-DMG-4, D100-EFF-2)
+    tactics: str = attr(TEXT, "narrative: poor, standard, good, excellent or perfect",
+                        shown="standard")
+    risk: str = attr(TEXT, "narrative: careful, moderate, aggressive or reckless",
+                     shown="moderate")
+    aim: str = attr(TEXT, "narrative: how hard the target is to hit: easy, standard, hard or "
+                    "extreme", shown="standard")
+    purpose: str = attr(TEXT, "narrative: kill, subdue (leaves 1), incapacitate (no damage) "
+                        "or restrained", shown="kill")
+    effort: str = attr(TEXT, "narrative: the size of the effect on the effort ladder",
+                       shown="none")
+    push: str = attr(TEXT, 'narrative: "yes" when the player pushes past the limit',
+                     shown="no")
+    pool: str = attr(TEXT, "narrative: stamina or mana, the pool the effort draws on",
+                     shown="stamina")
+    undodgeable: str = attr(TEXT, 'narrative: "yes" for a strike no defence can meet '
+                            "(D100-DEF-7)", shown="no")
 
 
 def _target(game: Game, state: State, encounter: Encounter, attacker: Combatant,
@@ -619,6 +636,8 @@ ATTACK_RECORD = {
 def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= target= with= action= range=]``: one formula-combat attack, of a hero
     on a foe or of a foe on a hero (CMB-ATK-A1..A7, CMB-ATK-7)."""
+    if narrative.fights(game):  # issue 26: narrative d100 combat (spec/combat.md Part B)
+        return narrative.attack(game, state, request, ctx)
     encounter = _in_fight(game, state)
     if isinstance(encounter, Refusal):
         return _refuse(state, request.tag, encounter)
@@ -983,4 +1002,8 @@ def attacker_rank(state: State, tag: Tag) -> int:
     written = (tag.get("who") or "").strip()
     hero = state.character_index(written or None)
     found = encounter.find(state.characters[hero].name if hero is not None else written)
-    return len(encounter.combatants) if found is None else found
+    if found is None:
+        return len(encounter.combatants)
+    if encounter.kind == "narrative":  # issue 26: every hero first in text order, then foes
+        return 0 if encounter.combatants[found].side == "party" else 1
+    return found

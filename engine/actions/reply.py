@@ -22,6 +22,7 @@ from . import (
     fakes,
     fight,
     fight_conditions,
+    fight_narrative,
     fight_weapons,
     gear,
     loot,
@@ -43,7 +44,7 @@ ACTIONS: dict[tuple[str, str | None], Action] = table(
     gear.unequip, gear.bind, gear.unbind, loot.roll_tag, checks.skill_check, market.place,
     market.buy, market.sell, use.use_tag, rest.rest_tag, fakes.reveal, fakes.inspect,
     fight.start, fight.join, fight.end, fight.attack, fight_conditions.condition,
-    fight_weapons.reload,
+    fight_weapons.reload, fight_narrative.defend,
 )
 
 # The attribute that names the action of a tag kind that has several.
@@ -178,8 +179,7 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag],
     """
     if len(tags) == 1:  # the common reply: one tag, nothing to order
         after, answer = answer_tag(game, state, tags[0], ctx.for_tag(0))
-        # issue 24: a round's conditions count down and are saved against after its attacks
-        return fight_conditions.end_of_round(game, state, after, [answer], ctx)
+        return _end_of_round(game, state, after, [answer], ctx)
     before = state
     answers: list[Answer | None] = [None] * len(tags)
     ordinals: dict[str, int] = {}
@@ -202,6 +202,12 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag],
                 ordinals[tag.kind] = ordinal + 1
                 state, answers[index] = answer_tag(game, state, tag, ctx.for_tag(ordinal))
             position += 1
-    # issue 24: a round's conditions count down and are saved against after its attacks
-    return fight_conditions.end_of_round(game, before, state,
-                                         [a for a in answers if a is not None], ctx)
+    return _end_of_round(game, before, state, [a for a in answers if a is not None], ctx)
+
+
+def _end_of_round(game: Game, before: State, state: State, answers: list[Answer],
+                  ctx: TurnContext) -> tuple[State, list[Answer]]:
+    """After a round's attacks: the foes' announced strikes land (issue 26, narrative fights,
+    D100-PARTY-3), then conditions count down and are saved against (issue 24)."""
+    state, answers = fight_narrative.land(game, before, state, answers, ctx)
+    return fight_conditions.end_of_round(game, before, state, answers, ctx)

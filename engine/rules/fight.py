@@ -50,6 +50,21 @@ def held(value: int, low: int, high: int) -> int:
     return min(max(value, low), high)
 
 
+def whole_number(raw: str | None, what: str, low: int, high: int, notes: list[str]) -> int:
+    """``tier=``/``count=`` as a whole number held to ``low..high`` (1 when absent), each
+    repair noted (DESIGN.md "Tags" under Combat)."""
+    text = (raw or "").strip()
+    if not text:
+        return low
+    if not text.isascii() or not text.isdigit() or len(text) > 6:
+        notes.append(f'{what}="{text[:20]}" is not a whole number: {low} was used')
+        return low
+    value = held(int(text), low, high)
+    if value != int(text):
+        notes.append(f'{what}="{text}" was held to {value} ({low} to {high})')
+    return value
+
+
 def template_for(game: Game, role: str) -> tuple[Template, bool]:
     """CMB-TPL-2, OQ-CMB-13: the template of ``role`` (any case), else the first template;
     the flag says whether it fell back."""

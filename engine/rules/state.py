@@ -191,6 +191,46 @@ class Combatant(StateModel):
     spent: tuple[str, ...] = ()  # the budget each of its attacks this round spent (CMB-TURN-9)
     # ITM-OFF-3: the weapon (its stack's name) each of a hero's strikes this round was made with
     wielded: tuple[str, ...] = ()
+    # issue 26, narrative fights only (left out of the state elsewhere): the rank letter
+    # (D100-RANK-1) and the risk graded on its latest attack (D100-DMG-3)
+    rank: str | None = None
+    risk: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _narrative_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        for key in ("rank", "risk"):
+            if dumped.get(key, 0) is None:
+                del dumped[key]
+        return dumped
+
+
+class Announced(StateModel):
+    """D100-DEF-1, D100-PARTY-3: a foe's strike announced in ``round``, landing in the next
+    round after every hero has acted unless the foe is down by then; the grades the GM gave
+    it, kept until it lands."""
+
+    foe: str
+    target: str
+    round: int = Field(ge=0)
+    tactics: str = "standard"
+    risk: str = "moderate"
+    aim: str = "standard"
+    purpose: str = "kill"
+    undodgeable: bool = False
+
+
+class Defence(StateModel):
+    """D100-DEF-2/3/6: how a combatant meets the strikes of ``round`` — its one d100 of the
+    round (``roll``), how many strikes it has met, and for a step-in the ally it shields
+    (D100-PARTY-6)."""
+
+    who: str
+    how: str
+    round: int = Field(ge=0)
+    roll: int = Field(ge=1, le=100)
+    met: int = Field(default=0, ge=0)
+    shields: str | None = None
 
 
 class Shot(StateModel):
@@ -214,10 +254,26 @@ class Encounter(StateModel):
     attacks count one round however many there are."""
 
     round: int = Field(default=0, ge=0)
-    kind: Literal["formula"] = "formula"
+    kind: Literal["formula", "narrative"] = "formula"
     combatants: tuple[Combatant, ...] = ()
     turn: tuple[int, ...] = ()
     shots: tuple[Shot, ...] = ()  # ITM-AMMO-5/6: what the heroes shot, per stack
+    # issue 26, narrative fights (D100-MOM-1, D100-DEF-1..3): each side's momentum, the foes'
+    # announced strikes, and the defences declared this round
+    momentum: dict[str, int] | None = None
+    announced: tuple[Announced, ...] = ()
+    defences: tuple[Defence, ...] = ()
+
+    @model_serializer(mode="wrap")
+    def _narrative_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A formula fight's state serialises as it did before narrative fights existed."""
+        dumped: dict[str, Any] = handler(self)
+        if dumped.get("momentum", 0) is None:
+            del dumped["momentum"]
+        for key in ("announced", "defences"):
+            if dumped.get(key) == []:
+                del dumped[key]
+        return dumped
 
     def find(self, name: str | None) -> int | None:
         """The combatant a name names (any case), or None."""

@@ -19,6 +19,7 @@ from .values import ValueRef
 
 CombatKind = Literal["formula", "narrative", "symbol-pool", "outcome", "none"]
 RANKS = ("D", "C", "B", "A", "S", "SS", "SSS", "X", "XX")  # DESIGN.md "Narrative combat"
+RankLetter = Literal["D", "C", "B", "A", "S", "SS", "SSS", "X", "XX"]
 
 # ITM-DEF-7/9: a damage word ("fire"), free text unless combat.damageTypes declares them.
 DamageWord = Id
@@ -133,6 +134,9 @@ class Template(RulesetModel):
     smallest key a target check needs)."""
     tags: list[Id] = Field(default_factory=list, max_length=24)
     """ITM-PLUS-4: the foe's tags, for ``targetIs.tags``."""
+    per_hero: int = Field(default=1, ge=1, le=12)
+    """D100-PARTY-9, issue 26: the foes of this template ``count="fitting"`` brings for each
+    standing hero (narrative fights)."""
 
 
 class Sustain(RulesetModel):
@@ -141,6 +145,15 @@ class Sustain(RulesetModel):
     save: Id
     """A save of ``sheet.saves`` or an ability."""
     dc: FormulaText
+
+
+class Overexertion(RulesetModel):
+    """D100-OVER-1, OQ-D100-8: how many ranks past what the actor can reach now each price of
+    pushing begins at."""
+
+    rupture: int = Field(default=1, ge=1, le=9)
+    grave: int = Field(default=2, ge=1, le=9)
+    far: int = Field(default=3, ge=1, le=9)
 
 
 class NarrativeBase(RulesetModel):
@@ -157,9 +170,17 @@ class Narrative(RulesetModel):
     stamina: Id | None = None
     """The pool physical effort draws on (a pool of ``live.pools``)."""
     mana: Id | None = None
-    ranks: dict[Literal["D", "C", "B", "A", "S", "SS", "SSS", "X", "XX"], Label] = Field(
-        default_factory=dict)
+    ranks: dict[RankLetter, Label] = Field(default_factory=dict)
     """Other names for the rank letters."""
+    effort: dict[Id, RankLetter | None] = Field(default_factory=dict, max_length=24)
+    """D100-EFF-2, issue 26: the effect ladder's words, each the rank of the effect (null:
+    an everyday act, free); without it engine/rules/narrative.py's ``EFFORT``."""
+    overexertion: Overexertion | None = None
+    restrained: float = Field(default=0.5, ge=0, le=1)
+    """D100-DMG-4, issue 26: what a ``purpose="restrained"`` blow keeps of its damage."""
+    reckless_target: float = Field(default=1 / 3, ge=0, le=1)
+    """D100-DMG-3, issue 26: the damage added to a blow on a target whose own last attack was
+    reckless (the spec's "up to one third"); half of it after an aggressive one."""
 
 
 class Against(RulesetModel):

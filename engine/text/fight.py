@@ -18,11 +18,14 @@ from ..rules.sheet import SheetView
 from ..rules.state import Character, Combatant, Encounter, FightCondition, State
 from ..rules.tracks import health_bar, track_max, track_value
 from ..ruleset.sheet import Track
+from .fight_narrative import narrative_block
 
 
 def combat_block(game: Game, state: State) -> str:
     """The COMBAT block of ``state``'s fight, or ``""`` out of a fight."""
     encounter = state.encounter
+    if encounter is not None and encounter.kind == "narrative":  # issue 26: Part B
+        return narrative_block(game, state)
     if encounter is None or game.ruleset.combat is None:
         return ""
     stream = Stream(state.seed, (encounter.round,), "combat/prompt")

@@ -340,8 +340,9 @@ def test_no_combat_to_start_without_templates() -> None:
     assert answers[0].reason == reasons.NO_COMBAT and after is START
 
 
-@pytest.mark.parametrize("fixture", ["harrow", "symbols-genesys"])
-def test_narrative_and_symbol_pool_fights_are_not_answered_yet(fixture) -> None:
+@pytest.mark.parametrize("fixture", ["symbols-genesys"])
+def test_symbol_pool_fights_are_not_answered_yet(fixture) -> None:
+    """Narrative fights are answered since issue 26 (tests/engine/test_narrative*.py)."""
     game = load_ruleset(fixture_json(f"rulesets/{fixture}.json"))
     state = start_state(game, fixture_json(f"parties/{fixture}.json"))
     for text in (TWO_GOBLINS, '[attack: target="Goblin 1"]'):
