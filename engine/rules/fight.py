@@ -167,14 +167,16 @@ def hit_result(total: int, critical: str | None, defence: int) -> str:
 
 
 def attacks_left(action: TurnAction, view: SheetView, stream: Stream,
-                 spent: Sequence[str]) -> int:
-    """CMB-TURN-9..12/16, OQ-CMB-7 c/d: the attacks ``action`` still allows ``view``'s hero this
-    round — ``per`` uses × ``attacks`` each (none without ``attacks``; a multiclass hero's
-    largest per class, CMB-TURN-11), less those ``spent`` already took (one entry per attack,
-    by budget id); never below 0."""
-    per = evaluate(action.per, sheet_reader(view), stream).value
+                 spent: Sequence[str], granted: Sequence[str] = ()) -> int:
+    """CMB-TURN-9..12/16/17, OQ-CMB-7 c/d: the attacks ``action`` still allows ``view``'s hero
+    this round — ``per`` uses, and one more for each of ``granted`` naming it (Action Surge),
+    × ``attacks`` each (none without ``attacks``; a multiclass hero's largest per class,
+    CMB-TURN-11), less those ``spent`` already took (one entry per attack, by budget id);
+    never below 0."""
+    per = max(evaluate(action.per, sheet_reader(view), stream).value, 0) \
+        + granted.count(action.id)
     each = largest_per_class(view, action.attacks, stream) if action.attacks is not None else 0
-    return max(max(per, 0) * max(each, 0) - spent.count(action.id), 0)
+    return max(per * max(each, 0) - spent.count(action.id), 0)
 
 
 @dataclass(frozen=True, slots=True)

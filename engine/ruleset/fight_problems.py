@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from .abilities import ability_problems
 from .combat import Attack
 from .fight import (
     DAMAGE,
@@ -47,6 +48,7 @@ def fight_problems(ruleset: Ruleset, value_problems: ValueCheck) -> list[Problem
         problems += _defences(ruleset, combat, value_problems)
         problems += _sheet_hides(ruleset, combat)
     problems += _item_damage(ruleset)
+    problems += ability_problems(ruleset)  # CMB-REACT-4, CMB-SUS-1, CMB-ABIL-1..3 (issue 25)
     return problems
 
 
