@@ -12,22 +12,19 @@ and, in the same words, an attack spell (``attackRoll``, ``toHit``, ``amount``),
 (``save``, ``saveDifficulty``, ``amount``: damage rolled once, each target saves), a sustained
 one (``concentration``) and Action Surge (``grants``). The other keys of ``mechanics`` (a
 talisman's ``check``, ``kind`` and ``level`` as the catalog's pages write them) are kept as
-written. Load-time rules across keys are :func:`ability_problems`."""
+written. Load-time rules across keys are
+:func:`engine.ruleset.fight_problems.ability_problems`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
 from .base import Id, RulesetModel
 from .combat import Amount, Duration, SaveRoll
-from .fight import reference_read
-from .formula import Formula, FormulaText, references
-from .pointers import Problem, pointer
+from .formula import FormulaText
 from .resolution import CostRow
-from .ruleset import Ruleset
 
 FIGHT_KEYS = frozenset({"uses", "react", "concentration", "attackRoll", "save", "amount",
                         "applies", "grants"})
@@ -137,64 +134,3 @@ def ability_of(mechanics: Any) -> Ability | None:
         return Ability.model_validate(mechanics)
     except ValidationError:
         return None
-
-
-def _adder(problems: list[Problem],
-           where: tuple[str | int, ...]) -> Callable[[tuple[str | int, ...], str], None]:
-    def add(path: tuple[str | int, ...], message: str) -> None:
-        problems.append(Problem(pointer(*where, *path), message))
-    return add
-
-
-def ability_problems(ruleset: Ruleset) -> list[Problem]:
-    """Everything wrong with the fight keys of the catalogs' entries: the keys' own types,
-    the pools a cost takes from, the conditions applied, the save, the turn action used or
-    granted, a reaction without its trigger (CMB-REACT-4), and what the formulas read (the
-    caster's sheet)."""
-    problems: list[Problem] = []
-    pools = {p.id for p in ruleset.live.pools}
-    conditions = {c.id for c in ruleset.conditions}
-    saves = {s.id for s in ruleset.sheet.saves} | {a.id for a in ruleset.sheet.abilities}
-    combat = ruleset.combat
-    actions = {a.id for a in combat.turn_actions} if combat is not None else set()
-    for c_index, catalog in enumerate(ruleset.catalogs):
-        for e_index, entry in enumerate(catalog.entries):
-            if not is_fight_ability(entry.mechanics):
-                continue
-            where = ("catalogs", c_index, "entries", e_index, "mechanics")
-            try:
-                ability = Ability.model_validate(entry.mechanics)
-            except ValidationError as error:
-                for found in error.errors():
-                    at = pointer(*where, *found["loc"])
-                    problems.append(Problem(at, found["msg"]))
-                continue
-
-            add = _adder(problems, where)
-            for index, row in enumerate(ability.cost):
-                if row.pool not in pools:
-                    add(("cost", index), f'unknown pool "{row.pool}"')
-            for index, applied in enumerate(ability.applies):
-                if applied.condition not in conditions:
-                    add(("applies", index, "condition"),
-                        f'unknown condition "{applied.condition}"')
-            if ability.save is not None and ability.save.save not in saves:
-                add(("save", "save"), f'unknown save "{ability.save.save}"')
-            if ability.uses not in (None, REACTION, FREE) and ability.uses not in actions:
-                add(("uses",), f'"{ability.uses}" is no turn action, "reaction" or "free"')
-            if ability.grants is not None and ability.grants.action not in actions:
-                add(("grants", "action"), f'"{ability.grants.action}" is no turn action')
-            if ability.is_reaction and ability.react is None:
-                add(("react",), "a reaction says what sets it off: react.on")
-            if ability.save is not None and ability.save_difficulty is None \
-                    and ability.save.difficulty is None:
-                add(("saveDifficulty",), "a save gives its difficulty (the caster's DC)")
-            formulas: tuple[tuple[str, Formula | None], ...] = (
-                ("toHit", ability.to_hit), ("saveDifficulty", ability.save_difficulty),
-                ("react", ability.react.defence if ability.react is not None else None))
-            for key, formula in formulas:
-                unknown = next((r for r in references(formula.tree) if reference_read(
-                    ruleset.sheet, r) is None), None) if formula is not None else None
-                if unknown is not None:
-                    add((key,), f'unknown reference "{unknown}"')
-    return problems
