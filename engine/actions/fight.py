@@ -15,6 +15,7 @@ from tagparse import Tag
 
 from ..dice import Stream
 from ..rules import reasons
+from ..rules.abilities import guard_of
 from ..rules.armour import defences_of, foe_defences, typed_damage
 from ..rules.bags import item_of
 from ..rules.checks.read import CheckRead, Rolled
@@ -69,6 +70,7 @@ from .fight_arms import (
     ready,
     spent_with,
 )
+from .fight_react import react_to_hit, sustain_after_damage  # issue 25: reactions, sustain
 from .loot import drop_table
 
 OUTCOMES = ("victory", "defeat", "fled", "truce")
@@ -550,8 +552,8 @@ def _round(encounter: Encounter, ctx: TurnContext) -> Encounter:
     new round gives every combatant its whole budget again."""
     if encounter.turn == ctx.turn_key:
         return encounter
-    fresh = tuple(c.model_copy(update={"spent": (), "wielded": ()}) if c.spent else c
-                  for c in encounter.combatants)
+    fresh = tuple(c.model_copy(update={"spent": (), "wielded": (), "granted": ()})
+                  if c.spent or c.granted else c for c in encounter.combatants)
     return encounter.model_copy(update={"round": encounter.round + 1, "turn": ctx.turn_key,
                                         "combatants": fresh})
 
@@ -564,7 +566,8 @@ def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
     found = next((a for a in _combat(game).turn_actions if a.id == budget), None)
     if found is None:
         return None  # a weapon's budget that is no turn action: not counted (Combat II)
-    if attacks_left(found, view, ctx.for_tag(0).stream("attack", "budget"), me.spent):
+    if attacks_left(found, view, ctx.for_tag(0).stream("attack", "budget"), me.spent,
+                    me.granted):  # CMB-TURN-17: and the uses granted this round (issue 25)
         return None
     return Refusal(reasons.NO_TIME, f"NO TIME: {me.name} has no {found.name} attack left this "
                    "round; nothing was done.")
@@ -620,6 +623,11 @@ ATTACK_RECORD = {
              "saveEnds, save, immune",
     "recovered": "a won fight: what each hero picked up per stack (ITM-AMMO-5/6): who, item, "
                  "shot, recovered",
+    "reaction": "a foe's strike: the struck hero's standing reaction to being hit "
+                "(CMB-REACT-1..7): who, use, ref, on, paid, added (defence), defence (after), "
+                "before (the result it was)",
+    "sustain": "a foe's strike that damaged a hero sustaining an ability (CMB-SUS-4..7): "
+               "use, save, dc, rolls, total, saved; ended, why (failed, downed), removed",
     "roundEnd": "the round's last attack: each condition saved against or counted down at the "
                 "end of the round (CMB-COND-3..6): who, condition, rounds (left), save, dc, "
                 "rolls, total, saved, ended",
@@ -853,7 +861,9 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
     if late is not None:
         return _refuse(state, request.tag, late)
     name = state.characters[hero].name
-    defence = hero_defence(game, state, hero)
+    # CMB-REACT-7: a reaction earlier this round still adds its defence (issue 25)
+    defence = hero_defence(game, state, hero) + guard_of(encounter.combatants[target],
+                                                         encounter.round)
     modifier = foe.attack or 0
     notes: list[str] = []
     distance = request.range.casefold()
@@ -868,6 +878,12 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
                                              modifier, defence, len(foe.spent), ctx, edge.lean)
     if result == "hit" and edge.critical:  # CMB-COND-2
         result = "critical"
+    # issue 25, CMB-REACT-1..7: the hero's standing reaction, before the hit is confirmed
+    reacted = react_to_hit(game, state, encounter, target, int(rolled.value),
+                           rolled.critical, defence, result, ctx)
+    if reacted is not None:
+        state, encounter, defence, result = (reacted.state, reacted.encounter,
+                                             reacted.defence, reacted.result)
     record: dict[str, Any] = {
         "round": encounter.round, "attacker": foe.name, "target": name, "range": distance,
         "rolls": rolled.rolls, "modifier": modifier, "total": int(rolled.value),
@@ -875,7 +891,11 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
         "hpMax": health.hp_max}
     if edge.affected_by:  # CMB-MOD-2
         record["affectedBy"] = list(edge.affected_by)
-    text = f"{foe.name} → {name}: {rolled.shown} · {result}"
+    text = f"{foe.name} → {name}: {rolled.shown}"
+    if reacted is not None:
+        record["reaction"] = reacted.record
+        text += reacted.text
+    text += f" · {result}"
     after = health
     if result != "miss":
         reader = foe_reader(game.ruleset, foe.tier or 1, foe.modifier or 0)
@@ -904,6 +924,13 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
     text += f" (+{after.temporary} temporary)." if after.temporary else "."
     if edge.affected_by:
         text += f" Affected by: {' · '.join(edge.affected_by)}."
+    # issue 25, CMB-SUS-4..7: the damage makes a sustaining hero save, or downs it
+    sustained = sustain_after_damage(game, state.model_copy(update={"encounter": encounter}),
+                                     target, record["damage"], not after.hp, ctx, strike_key)
+    if sustained.record:
+        state, encounter = sustained.state, sustained.state.encounter or encounter
+        record["sustain"] = sustained.record
+        text += sustained.text
     combatants = list(encounter.combatants)
     combatants[me] = foe.model_copy(update={"spent": (*foe.spent, FOE_STRIKE)})
     encounter = encounter.model_copy(update={"combatants": tuple(combatants)})

@@ -21,6 +21,7 @@ from . import (
     checks,
     fakes,
     fight,
+    fight_abilities,
     fight_conditions,
     fight_narrative,
     fight_weapons,
@@ -43,12 +44,15 @@ ACTIONS: dict[tuple[str, str | None], Action] = table(
     bags.add, bags.remove, money.pay, money.earn, gear.set_count, gear.give, gear.equip,
     gear.unequip, gear.bind, gear.unbind, loot.roll_tag, checks.skill_check, market.place,
     market.buy, market.sell, use.use_tag, rest.rest_tag, fakes.reveal, fakes.inspect,
-    fight.start, fight.join, fight.end, fight.attack, fight_conditions.condition,
-    fight_weapons.reload, fight_narrative.defend,
+    fight.start, fight.join, fight.end, fight.attack, fight_abilities.cast,
+    fight_conditions.condition, fight_weapons.reload, fight_narrative.defend,
 )
 
 # The attribute that names the action of a tag kind that has several.
 ACTION_ATTRIBUTE = {"inventory": "action", "sheet": "op", "combat": "op"}
+# A tag kind without such an attribute whose one other action is the tag with this attribute
+# written: [attack: use="Fire Bolt"] is a sheet ability's use, not a weapon's strike (issue 25).
+SELECTED_BY = {"attack": "use"}
 
 # The actions each tag kind has; an action that exists but is not answered would be refused
 # "unsupported" rather than "unknown-action", so the GM is not told a real command is wrong.
@@ -77,6 +81,9 @@ PLAIN_READS = {key: reads for key, reads in READS.items() if ENGINE_ONLY.isdisjo
 def _key(tag: Tag) -> tuple[str, str | None]:
     attribute = ACTION_ATTRIBUTE.get(tag.kind)
     if attribute is None:
+        selector = SELECTED_BY.get(tag.kind)
+        if selector is not None and (tag.get(selector) or "").strip():
+            return (tag.kind, selector)
         return (tag.kind, None)
     action = (tag.get(attribute) or "").strip().lower()
     if not action and tag.kind == "inventory" and tag.get("items") is not None:

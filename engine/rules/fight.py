@@ -191,33 +191,42 @@ def hit_result(total: int, critical: str | None, defence: int) -> str:
 
 
 def attacks_left(action: TurnAction, view: SheetView, stream: Stream,
-                 spent: Sequence[str]) -> int:
-    """CMB-TURN-9..12/16, OQ-CMB-7 c/d: the attacks ``action`` still allows ``view``'s hero this
-    round — ``per`` uses × ``attacks`` each (none without ``attacks``; a multiclass hero's
-    largest per class, CMB-TURN-11), less those ``spent`` already took (one entry per attack,
-    by budget id); never below 0."""
-    return max(attacks_allowed(action, view, stream) - spent.count(action.id), 0)
+                 spent: Sequence[str], granted: Sequence[str] = ()) -> int:
+    """CMB-TURN-9..12/16/17, OQ-CMB-7 c/d: the attacks ``action`` still allows ``view``'s hero
+    this round — ``per`` uses, and one more for each of ``granted`` naming it (Action Surge),
+    × ``attacks`` each (none without ``attacks``; a multiclass hero's largest per class,
+    CMB-TURN-11), less those ``spent`` already took (one entry per attack, by budget id);
+    never below 0."""
+    per, each = attack_counts(action, view, stream)
+    return max((per + granted.count(action.id)) * each - spent.count(action.id), 0)
 
 
 def attacks_allowed(action: TurnAction, view: SheetView, stream: Stream) -> int:
     """CMB-TURN-9..11: the attacks ``action`` allows ``view``'s hero a round, ``per`` ×
-    ``attacks`` (0 without ``attacks``). Formulas without dice read the same on the same sheet
-    (its character, the invented items, the game), so their product is remembered for it:
-    it is asked on every attack."""
+    ``attacks``, before anything granted this round."""
+    per, each = attack_counts(action, view, stream)
+    return per * each
+
+
+def attack_counts(action: TurnAction, view: SheetView, stream: Stream) -> tuple[int, int]:
+    """CMB-TURN-9..11: ``per`` (the uses of ``action`` a round) and ``attacks`` (each use's
+    attacks, 0 without ``attacks``) for ``view``'s hero, never below 0. Formulas without dice
+    read the same on the same sheet (its character, the invented items, the game), so they
+    are remembered for it: this is asked on every attack."""
     invented = view.state.invented if view.state is not None else None
     keys = (view.character, action, view.game, invented, view.items_apply)
-    known = _ALLOWED.get(keys)
+    known = _COUNTS.get(keys)
     if known is not None:
         return known
-    per = evaluate(action.per, sheet_reader(view), stream).value
+    per = max(evaluate(action.per, sheet_reader(view), stream).value, 0)
     each = largest_per_class(view, action.attacks, stream) if action.attacks is not None else 0
-    allowed = max(per, 0) * max(each, 0)
+    counts = (per, max(each, 0))
     if rolls_dice(action.per) or (action.attacks is not None and rolls_dice(action.attacks)):
-        return allowed  # dice: a new number each round
-    return _ALLOWED.put(keys, allowed)
+        return counts  # dice: a new number each round
+    return _COUNTS.put(keys, counts)
 
 
-_ALLOWED: IdentityMemo[int] = IdentityMemo(256)
+_COUNTS: IdentityMemo[tuple[int, int]] = IdentityMemo(256)
 
 
 @dataclass(frozen=True, slots=True)

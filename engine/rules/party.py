@@ -8,14 +8,16 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..ruleset.abilities import ability_of
 from ..ruleset.pointers import did_you_mean
 from ..ruleset.problems import Problem, RulesetError, from_validation_error, pointer
 from ..ruleset.sheet import Skill
+from .abilities import entry_of
 from .bags import Thing, add_to_bag, find_thing
 from .game import DEFAULT_STACK, Game
 from .session import start_session
 from .sheet import SheetView
-from .state import STATE_FORMAT, Character, Stack, State
+from .state import STATE_FORMAT, Character, Stack, StandingOrder, State
 from .tracks import track_max
 
 
@@ -36,6 +38,13 @@ class PartyStack(_PartyModel):
     bound: bool = False
 
 
+class PartyReaction(_PartyModel):
+    """CMB-REACT-3: a standing order: on ``on``, use the chosen entry ``use``."""
+
+    on: Literal["hit", "spell", "leave"]
+    use: str = Field(min_length=1, max_length=200)
+
+
 class PartyCharacter(_PartyModel):
     name: str = Field(min_length=1, max_length=80)
     abilities: dict[str, int] = Field(default_factory=dict)
@@ -47,6 +56,7 @@ class PartyCharacter(_PartyModel):
     conditions: list[str] = Field(default_factory=list)
     bag: list[PartyStack] = Field(default_factory=list, max_length=500)
     entries: list[str] = Field(default_factory=list, max_length=200)  # CHK-TAL-1: chosen refs
+    reactions: list[PartyReaction] = Field(default_factory=list, max_length=3)  # CMB-REACT-3
 
 
 class Party(_PartyModel):
@@ -109,6 +119,34 @@ def _entry_problems(game: Game, entries: Sequence[str], index: int) -> list[Prob
     return [Problem(pointer("characters", index, "entries", e_index),
                     _missing("catalog entry", ref, known))
             for e_index, ref in enumerate(entries) if ref not in known]
+
+
+def _entry_ref(game: Game, named: str) -> str:
+    """A standing order's ``use``: an entry's reference, or its label or id (any case) read as
+    the reference of the first entry of that name; as written when nothing has it."""
+    wanted = named.strip().casefold()
+    for catalog in game.ruleset.catalogs:
+        for entry in catalog.entries:
+            ref = f"{catalog.id}/{entry.id}"
+            if wanted in (ref.casefold(), entry.id.casefold(), entry.label.casefold()):
+                return ref
+    return named
+
+
+def _reaction_problems(game: Game, character: Character, index: int) -> list[Problem]:
+    """CMB-REACT-3/4: a standing order names an entry the character chose that is a reaction
+    to that trigger."""
+    problems = []
+    for r_index, order in enumerate(character.reactions):
+        where = pointer("characters", index, "reactions", r_index, "use")
+        found = entry_of(game, order.use)
+        ability = ability_of(found.mechanics) if found is not None else None
+        if order.use not in character.entries:
+            problems.append(Problem(where, f'"{order.use}" is no entry {character.name} chose'))
+        elif ability is None or ability.react is None or ability.react.on != order.on:
+            problems.append(Problem(where, f'"{order.use}" is no reaction to "{order.on}" '
+                                    "(its mechanics give no react.on of that trigger)"))
+    return problems
 
 
 def _track_problems(game: Game, character: Character, index: int) -> list[Problem]:
@@ -269,6 +307,7 @@ def start_state(game: Game, document: Mapping[str, Any]) -> State:
             problems += _sheet_problems(game, character, c)
             problems += _entry_problems(game, character.entries, c)
             problems += _track_problems(game, character, c)
+            problems += _reaction_problems(game, character, c)
         if problems:
             raise PartyError(problems)
         # An exported state starts the next session (DESIGN.md "State, snapshots and scale").
@@ -286,11 +325,14 @@ def start_state(game: Game, document: Mapping[str, Any]) -> State:
             name=entry.name, abilities=entry.abilities, skills=entry.skills, saves=entry.saves,
             fields=entry.fields, pools=entry.pools, tracks=entry.tracks,
             conditions=tuple(entry.conditions), bag=bag, entries=tuple(entry.entries),
+            reactions=tuple(StandingOrder(on=r.on, use=_entry_ref(game, r.use))
+                            for r in entry.reactions),
         )
         characters.append(character)
         problems += _sheet_problems(game, character, index)
         problems += _entry_problems(game, entry.entries, index)
         problems += _track_problems(game, character, index)
+        problems += _reaction_problems(game, character, index)
     names = [c.name.casefold() for c in party.characters]
     player = party.player or party.characters[0].name
     if player.casefold() not in names:

@@ -136,3 +136,12 @@ NOT_LOADED = _code("not-loaded",
 UNKNOWN_MODE = _code("unknown-mode", "ITM-MODE-2: mode= names no mode of the weapon")
 NO_CLIP = _code("no-clip",
     'engine, ITM-CLIP-5: op="reload" of a weapon that keeps no loaded count (no clip)')
+# issue 25 (Combat II): sheet abilities and spells in a fight (spec/combat.md A.8, A.11)
+UNKNOWN_ENTRY = _code("unknown-entry", "CMB-ABIL-1: use= names no entry the hero chose that a "
+                      "fight can use (its mechanics have no fight keys)")
+REACTION_ONLY = _code("reaction-only", "CMB-REACT-5: a reaction is never one of the turn's "
+                      "actions; it fires from a standing order")
+TOO_MANY_TARGETS = _code("too-many-targets",
+                         "engine: target= names more foes than the ability's targetCount")
+CANNOT_PAY = _code("cannot-pay", "engine: the hero's pools cannot pay the ability's cost "
+                   "(a spell slot, mana)")

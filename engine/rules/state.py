@@ -73,6 +73,14 @@ class Stack(StateModel):
         return not (self.equipped or self.bound or self.toggled or self.charges is not None)
 
 
+class StandingOrder(StateModel):
+    """CMB-REACT-3/4: a hero's standing reaction — on the trigger ``on`` (``hit``, ``spell``,
+    ``leave``) the engine uses the chosen entry ``use`` (its reference) by itself."""
+
+    on: Literal["hit", "spell", "leave"]
+    use: str  # the catalog entry's reference, <catalog>/<entry>
+
+
 class Character(StateModel):
     name: str
     abilities: dict[str, int] = Field(default_factory=dict)
@@ -85,6 +93,15 @@ class Character(StateModel):
     bag: tuple[Stack, ...] = ()
     gear_taken: tuple[str, ...] = ()  # ITM-GEAR-11: starting-gear groups already taken
     entries: tuple[str, ...] = ()  # CHK-TAL-1, CHK-PAY-5: catalog entries the character chose
+    reactions: tuple[StandingOrder, ...] = ()  # CMB-REACT-3: standing orders (issue 25)
+
+    @model_serializer(mode="wrap")
+    def _reactions_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A character without standing reactions serialises as it did before they existed."""
+        dumped: dict[str, Any] = handler(self)
+        if not dumped.get("reactions", 1):
+            del dumped["reactions"]
+        return dumped
 
 
 class Taken(StateModel):
@@ -158,6 +175,7 @@ class FightCondition(StateModel):
     rounds: int | None = Field(default=None, ge=1)
     save: str | None = None
     dc: int | None = None
+    by: str | None = None  # CMB-SUS-2/7: the sustainer whose sustained ability applied it
 
     @model_serializer(mode="wrap")
     def _only_what_is_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -191,18 +209,32 @@ class Combatant(StateModel):
     spent: tuple[str, ...] = ()  # the budget each of its attacks this round spent (CMB-TURN-9)
     # ITM-OFF-3: the weapon (its stack's name) each of a hero's strikes this round was made with
     wielded: tuple[str, ...] = ()
+    # issue 25 (Combat II): what a hero sustains (CMB-SUS-2: the entry's reference), the round
+    # of its last reaction (CMB-REACT-2: one a round) and the defence that reaction added for
+    # the rest of that round (CMB-REACT-7), and the turn actions granted it this round
+    # (CMB-TURN-17), one entry per extra use
+    sustains: str | None = None
+    reacted: int | None = None
+    guard: int = 0
+    granted: tuple[str, ...] = ()
     # issue 26, narrative fights only (left out of the state elsewhere): the rank letter
     # (D100-RANK-1) and the risk graded on its latest attack (D100-DMG-3)
     rank: str | None = None
     risk: str | None = None
 
     @model_serializer(mode="wrap")
-    def _narrative_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The keys of narrative fights and of Combat II's abilities are left out while they
+        hold their defaults, so a formula fight's state reads as it did."""
         dumped: dict[str, Any] = handler(self)
-        for key in ("rank", "risk"):
-            if dumped.get(key, 0) is None:
+        for key, default in _WHEN_SET.items():
+            if key in dumped and dumped[key] == default:
                 del dumped[key]
         return dumped
+
+
+_WHEN_SET: dict[str, Any] = {"rank": None, "risk": None, "sustains": None, "reacted": None,
+                              "guard": 0, "granted": []}
 
 
 class Announced(StateModel):

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from .abilities import FREE, REACTION, Ability, is_fight_ability
 from .combat import Attack
 from .fight import (
     DAMAGE,
@@ -47,6 +48,7 @@ def fight_problems(ruleset: Ruleset, value_problems: ValueCheck) -> list[Problem
         problems += _defences(ruleset, combat, value_problems)
         problems += _sheet_hides(ruleset, combat)
     problems += _item_damage(ruleset)
+    problems += ability_problems(ruleset)  # CMB-REACT-4, CMB-SUS-1, CMB-ABIL-1..3 (issue 25)
     return problems
 
 
@@ -357,3 +359,64 @@ def _effect_defences(ruleset: Ruleset, combat: Combat | None, where: Where,
             problems.append(Problem(pointer(*where, key),
                                     "1 to 30 damage words or {\"type\", \"except\"} entries"))
     return problems + _words(ruleset, combat, where, defences)
+
+
+def _adder(problems: list[Problem],
+           where: Where) -> Callable[[Where, str], None]:
+    def add(path: Where, message: str) -> None:
+        problems.append(Problem(pointer(*where, *path), message))
+    return add
+
+
+def ability_problems(ruleset: Ruleset) -> list[Problem]:
+    """Everything wrong with the fight keys of the catalogs' entries: the keys' own types,
+    the pools a cost takes from, the conditions applied, the save, the turn action used or
+    granted, a reaction without its trigger (CMB-REACT-4), and what the formulas read (the
+    caster's sheet)."""
+    problems: list[Problem] = []
+    pools = {p.id for p in ruleset.live.pools}
+    conditions = {c.id for c in ruleset.conditions}
+    saves = {s.id for s in ruleset.sheet.saves} | {a.id for a in ruleset.sheet.abilities}
+    combat = ruleset.combat
+    actions = {a.id for a in combat.turn_actions} if combat is not None else set()
+    for c_index, catalog in enumerate(ruleset.catalogs):
+        for e_index, entry in enumerate(catalog.entries):
+            if not is_fight_ability(entry.mechanics):
+                continue
+            where = ("catalogs", c_index, "entries", e_index, "mechanics")
+            try:
+                ability = Ability.model_validate(entry.mechanics)
+            except ValidationError as error:
+                for found in error.errors():
+                    at = pointer(*where, *found["loc"])
+                    problems.append(Problem(at, found["msg"]))
+                continue
+
+            add = _adder(problems, where)
+            for index, row in enumerate(ability.cost):
+                if row.pool not in pools:
+                    add(("cost", index), f'unknown pool "{row.pool}"')
+            for index, applied in enumerate(ability.applies):
+                if applied.condition not in conditions:
+                    add(("applies", index, "condition"),
+                        f'unknown condition "{applied.condition}"')
+            if ability.save is not None and ability.save.save not in saves:
+                add(("save", "save"), f'unknown save "{ability.save.save}"')
+            if ability.uses not in (None, REACTION, FREE) and ability.uses not in actions:
+                add(("uses",), f'"{ability.uses}" is no turn action, "reaction" or "free"')
+            if ability.grants is not None and ability.grants.action not in actions:
+                add(("grants", "action"), f'"{ability.grants.action}" is no turn action')
+            if ability.is_reaction and ability.react is None:
+                add(("react",), "a reaction says what sets it off: react.on")
+            if ability.save is not None and ability.save_difficulty is None \
+                    and ability.save.difficulty is None:
+                add(("saveDifficulty",), "a save gives its difficulty (the caster's DC)")
+            formulas: tuple[tuple[str, Formula | None], ...] = (
+                ("toHit", ability.to_hit), ("saveDifficulty", ability.save_difficulty),
+                ("react", ability.react.defence if ability.react is not None else None))
+            for key, formula in formulas:
+                unknown = next((r for r in references(formula.tree) if reference_read(
+                    ruleset.sheet, r) is None), None) if formula is not None else None
+                if unknown is not None:
+                    add((key,), f'unknown reference "{unknown}"')
+    return problems

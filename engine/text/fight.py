@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ..actions.fight import teach_fight
 from ..actions.use import pool_max
 from ..dice import Stream
+from ..rules.abilities import abilities_of, entry_of
 from ..rules.fight import attacks_left, hero_defence
 from ..rules.fight_conditions import held_back
 from ..rules.game import Game
@@ -75,7 +76,30 @@ def combatant_line(game: Game, state: State, encounter: Encounter, combatant: Co
         parts.append(f"cannot act ({', '.join(stopped)})")
     else:
         parts.append(_budget_text(game, SheetView(game, character, state), stream))
+    parts += _abilities_text(game, character, combatant)
     return f"{who}: " + "; ".join(parts)
+
+
+def _abilities_text(game: Game, character: Character, combatant: Combatant) -> list[str]:
+    """Issue 25: what the hero sustains (CMB-SUS-8: the GM sees it), the abilities it can use
+    on foes (``[attack: use=]``) and its standing reactions (CMB-REACT-3)."""
+    parts = []
+    if combatant.sustains is not None:
+        found = entry_of(game, combatant.sustains)
+        parts.append(f"sustaining {found.label if found is not None else combatant.sustains}")
+    chosen = abilities_of(game, character)
+    usable = [c.entry.label for c in chosen if not c.ability.is_reaction]
+    if usable:
+        parts.append(f"abilities: {', '.join(usable)}")
+    labels = {c.ref: c.entry.label for c in chosen}
+    orders = [f"{labels.get(o.use, o.use)} when {REACTION_WORDS[o.on]}"
+              for o in character.reactions]
+    if orders:
+        parts.append(f"reacts: {', '.join(orders)}")
+    return parts
+
+
+REACTION_WORDS = {"hit": "hit", "spell": "a spell is cast", "leave": "someone leaves"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,13 @@ from typing import Any
 from ..actions.answers import RESULTS
 from ..actions.declare import Action
 from ..actions.events import EVENTS
-from ..actions.reply import ACTION_ATTRIBUTE, ACTIONS, ENGINE_ONLY, MAX_TAGS_PER_REPLY
+from ..actions.reply import (
+    ACTION_ATTRIBUTE,
+    ACTIONS,
+    ENGINE_ONLY,
+    MAX_TAGS_PER_REPLY,
+    SELECTED_BY,
+)
 from ..rules import reasons
 
 SCHEMA_ID = "https://gmtags.invalid/schema/requests.json"
@@ -25,6 +31,9 @@ def title(declared: Action) -> str:
     if declared.kind == "event":
         return f'{{"action": "{declared.name}"}}'
     attribute = ACTION_ATTRIBUTE.get(declared.kind)
+    if attribute is None and declared.name is not None \
+            and SELECTED_BY.get(declared.kind) == declared.name:
+        return f'[{declared.kind}: {declared.name}="…"]'
     if attribute is None or declared.name is None:
         return f"[{declared.kind}:]"
     return f'[{declared.kind}: {attribute}="{declared.name}"]'
@@ -64,6 +73,8 @@ def _action_schema(declared: Action) -> dict[str, Any]:
         if attribute is not None and declared.name is not None:
             head[attribute] = {"const": declared.name}
             needed.append(attribute)
+        elif declared.name is not None and SELECTED_BY.get(declared.kind) == declared.name:
+            needed.append(declared.name)  # [attack: use=]: written, it selects the action
     schema: dict[str, Any] = {
         "title": title(declared), "description": declared.summary, "type": "object",
         "properties": {**head, **properties}, "required": needed + required,
@@ -74,6 +85,9 @@ def _action_schema(declared: Action) -> dict[str, Any]:
         schema["allOf"] = either
     if declared.kind == "event":
         schema["not"] = {"required": ["kind"]}  # a tag is never a host event
+    elif declared.name is None and declared.kind in SELECTED_BY:
+        # [attack: use=] is the other action of the kind (issue 25)
+        schema["not"] = {"required": [SELECTED_BY[declared.kind]]}
     return schema
 
 

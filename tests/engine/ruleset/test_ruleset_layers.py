@@ -17,7 +17,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("values",),                                      # value references and thresholds
     ("effects", "fakes", "loot", "resolution"),       # parts of blocks
     ("combat", "gear", "market", "sheet"),            # blocks built of those parts
-    ("items", "fight"),                               # the item and combat blocks, catalogs
+    ("items", "fight", "abilities"),                  # the item and combat blocks, catalogs,
+                                                      # an entry's fight keys
     ("ruleset",),                                     # the whole file
     ("versions", "references"),                       # checks: features and references
     ("resolution_problems", "fight_problems"),        # checks of the resolution, combat blocks
