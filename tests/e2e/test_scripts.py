@@ -148,7 +148,8 @@ def test_a_changed_packaging_file_installs_again(checkout, tmp_path_factory):
 
 def test_the_test_script_says_how_long_the_suite_takes():
     text = (ROOT / "scripts" / "test").read_text()
-    assert "about 4 minutes alone on 2 cores, up to 10 on a busy machine" in text
+    assert "about 5 minutes alone on 2 cores, two test processes" in text
+    assert 'pytest -n "${GMTAGS_TEST_PROCESSES:-auto}"' in text  # one process per core
     assert "the last full run here took" in text
 
 
