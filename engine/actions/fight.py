@@ -528,11 +528,12 @@ def _weapon(game: Game, state: State, who: int,
     return armed
 
 
-def _budget(game: Game, named: str, attack: Attack | None) -> str | Refusal:
-    """DESIGN.md: ``action=`` a turn action, else the weapon's budget, else the first action
-    that allows attacks."""
+def turn_action(game: Game, named: str, default: str | None) -> str | Refusal:
+    """DESIGN.md: the turn action ``action=`` names (by id or name, any case; one that is
+    none is refused ``unknown-budget``), else ``default`` (a weapon's budget, an ability's
+    ``uses``), else the first action that allows attacks."""
     actions = _combat(game).turn_actions
-    wanted = named.casefold()
+    wanted = named.strip().casefold()
     if wanted:
         found = next((a for a in actions if wanted in (a.id.casefold(), a.name.casefold())),
                      None)
@@ -541,10 +542,16 @@ def _budget(game: Game, named: str, attack: Attack | None) -> str | Refusal:
             return Refusal(reasons.UNKNOWN_BUDGET, f'action="{named[:40]}" is no turn action '
                            f"({known}); nothing was done.")
         return found.id
-    if attack is not None:
-        return attack.budget
+    if default is not None:
+        return default
     return next((a.id for a in actions if a.attacks is not None),
                 actions[0].id if actions else "action")
+
+
+def _budget(game: Game, named: str, attack: Attack | None) -> str | Refusal:
+    """DESIGN.md: ``action=`` a turn action, else the weapon's budget, else the first action
+    that allows attacks."""
+    return turn_action(game, named, attack.budget if attack is not None else None)
 
 
 def _round(encounter: Encounter, ctx: TurnContext) -> Encounter:

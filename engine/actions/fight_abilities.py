@@ -50,6 +50,7 @@ from .fight import (
     _round,
     _spoils,
     _target,
+    turn_action,
 )
 from .fight_arms import picked_up
 
@@ -101,22 +102,9 @@ def _targets(game: Game, state: State, encounter: Encounter, caster: Combatant,
 def _budget(game: Game, named: str, ability: Ability) -> str | Refusal | None:
     """The turn action the ability spends: ``action=``, else its ``uses``, else the first
     action with attacks; None for a ``free`` one."""
-    actions = _combat(game).turn_actions
-    wanted = named.strip().casefold()
-    if not wanted and ability.uses == FREE:
+    if not named.strip() and ability.uses == FREE:
         return None
-    if wanted:
-        found = next((a for a in actions if wanted in (a.id.casefold(), a.name.casefold())),
-                     None)
-        if found is None:
-            known = ", ".join(a.id for a in actions)
-            return Refusal(reasons.UNKNOWN_BUDGET, f'action="{named[:40]}" is no turn action '
-                           f"({known}); nothing was done.")
-        return found.id
-    if ability.uses is not None:
-        return ability.uses
-    return next((a.id for a in actions if a.attacks is not None),
-                actions[0].id if actions else "action")
+    return turn_action(game, named, ability.uses)
 
 
 def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
