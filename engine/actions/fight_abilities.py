@@ -261,16 +261,30 @@ def _attack_spell(game: Game, state: State, encounter: Encounter, chosen: Chosen
                 said += f" {ability.damage_type}" if ability.damage_type else ""
                 if dealt != struck.damage:
                     said += f" ({'; '.join(row.get('affectedBy', []))}: {dealt})"
-            encounter, applied = _applied(game, state, encounter, index, chosen,
-                                          caster.name, None)
-            if applied:
-                row["applied"] = applied
-                said += "; " + ", ".join(label_of(game, a["condition"]) for a in applied)
-        after = encounter.combatants[index]
-        said += f" · {after.name} {after.hp}/{after.hp_max}"
+            encounter, said = _applied_to(game, state, encounter, index, chosen, caster.name,
+                                          None, row, said)
+        said += _standing(encounter, index)
         rows.append(row)
         words.append(said)
     return encounter, rows, words, events
+
+
+def _applied_to(game: Game, state: State, encounter: Encounter, index: int, chosen: Chosen,
+                caster: str, dc: int | None, row: dict[str, Any],
+                said: str) -> tuple[Encounter, str]:
+    """The conditions the ability puts on target ``index`` (in ``row["applied"]``), and its
+    words with their labels."""
+    encounter, applied = _applied(game, state, encounter, index, chosen, caster, dc)
+    if applied:
+        row["applied"] = applied
+        said += "; " + ", ".join(label_of(game, a["condition"]) for a in applied)
+    return encounter, said
+
+
+def _standing(encounter: Encounter, index: int) -> str:
+    """`` · Goblin 1 3/14``: the target's hit points after the ability."""
+    after = encounter.combatants[index]
+    return f" · {after.name} {after.hp}/{after.hp_max}"
 
 
 def _save_spell(game: Game, state: State, encounter: Encounter, chosen: Chosen, me: int,
@@ -324,13 +338,9 @@ def _save_spell(game: Game, state: State, encounter: Encounter, chosen: Chosen, 
             encounter = _strike_foe(encounter, index, dealt, row, events)
             said += f", {dealt}"
         if not saved:
-            encounter, applied = _applied(game, state, encounter, index, chosen,
-                                          caster.name, dc)
-            if applied:
-                row["applied"] = applied
-                said += "; " + ", ".join(label_of(game, a["condition"]) for a in applied)
-        after = encounter.combatants[index]
-        said += f" · {after.name} {after.hp}/{after.hp_max}"
+            encounter, said = _applied_to(game, state, encounter, index, chosen, caster.name,
+                                          dc, row, said)
+        said += _standing(encounter, index)
         rows.append(row)
         words.append(said)
     head = f"{label} DC {dc}"
