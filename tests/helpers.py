@@ -13,6 +13,7 @@ import pytest
 
 import tagparse
 from engine import Answer, Game, State, TurnContext, apply_reply, load_ruleset, start_state
+from engine.rules.state import Character, Combatant
 from engine.ruleset import validate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,3 +93,16 @@ def fell(record: dict[str, Any]) -> list[str]:
     """A strike record's events but its ``damage:`` one (CMB-CARD-1): who went down or was
     felled, and how the fight ended."""
     return [e for e in record.get("events", []) if not e.startswith("damage:")]
+
+
+def one(state: State, name: str) -> Combatant:
+    """The combatant of the fight on now called ``name``."""
+    assert state.encounter is not None
+    index = state.encounter.find(name)
+    assert index is not None
+    return state.encounter.combatants[index]
+
+
+def hero(state: State, name: str) -> Character:
+    """The party's character called ``name``."""
+    return next(c for c in state.characters if c.name == name)

@@ -11,7 +11,7 @@ from typing import Any
 from helpers import answer, fixture_json
 
 from engine import Answer, load_ruleset, start_state
-from engine.rules.state import Combatant, State
+from engine.rules.state import State
 
 DOCUMENT = fixture_json("rulesets/skirmish-spells.json")
 PARTY = fixture_json("parties/skirmish-spells.json")
@@ -25,17 +25,6 @@ def fighting(state: State = START, text: str = TWO_GOBLINS, game=GAME) -> State:
     state, answers = answer(game, state, text)
     assert all(a.ok for a in answers), answers
     return state
-
-
-def one(state: State, name: str) -> Combatant:
-    assert state.encounter is not None
-    index = state.encounter.find(name)
-    assert index is not None
-    return state.encounter.combatants[index]
-
-
-def hero(state: State, name: str):
-    return next(c for c in state.characters if c.name == name)
 
 
 def first(state: State, text: str, wanted: Callable[[list[Answer]], bool], game=GAME,

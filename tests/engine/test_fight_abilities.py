@@ -8,8 +8,8 @@ import copy
 from collections import Counter
 
 import pytest
-from fight_spells import DOCUMENT, GAME, PARTY, START, fighting, first, hero, one
-from helpers import answer, problems_of
+from fight_spells import DOCUMENT, GAME, PARTY, START, fighting, first
+from helpers import answer, hero, one, problems_of
 from scipy.stats import chisquare
 
 from engine import load_ruleset, start_state

@@ -12,7 +12,7 @@ from collections import Counter
 from fractions import Fraction
 
 import pytest
-from helpers import answer, fixture_json
+from helpers import answer, fixture_json, hero, one
 from scipy.stats import chisquare
 
 from engine import load_ruleset, start_state
@@ -23,7 +23,7 @@ from engine.rules import reasons
 from engine.rules.checks.read import CheckRead
 from engine.rules.fight_conditions import attack_edge
 from engine.rules.sheet import SheetView
-from engine.rules.state import Combatant, FightCondition, State, plain_canonical
+from engine.rules.state import FightCondition, State, plain_canonical
 from engine.ruleset.resolution import SumResolution
 
 DOCUMENT = fixture_json("rulesets/skirmish.json")
@@ -53,17 +53,6 @@ def fighting(*tags: str, game=GAME) -> State:
         state, answers = answer(game, state, tag, (0, turn))
         assert answers[0].ok, answers[0].text
     return state
-
-
-def one(state: State, name: str) -> Combatant:
-    assert state.encounter is not None
-    index = state.encounter.find(name)
-    assert index is not None
-    return state.encounter.combatants[index]
-
-
-def hero(state: State, name: str):
-    return next(c for c in state.characters if c.name == name)
 
 
 def records(state: State, text: str, turns: range, game=GAME):

@@ -9,8 +9,8 @@ from __future__ import annotations
 import copy
 
 import pytest
-from fight_spells import GAME, PARTY, START, fighting, first, hero, one
-from helpers import answer
+from fight_spells import GAME, PARTY, START, fighting, first
+from helpers import answer, hero, one
 
 from engine import start_state
 from engine.rules import reasons

@@ -11,8 +11,8 @@ import copy
 from collections import Counter
 
 import pytest
-from fight_spells import DOCUMENT, GAME, PARTY, fighting, first, hero, one
-from helpers import answer
+from fight_spells import DOCUMENT, GAME, PARTY, fighting, first
+from helpers import answer, hero, one
 from scipy.stats import chisquare
 
 from engine import load_ruleset, start_state
