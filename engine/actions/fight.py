@@ -781,7 +781,8 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         if formula is None:  # unarmed, or a weapon without damage dice: the system's damage
             formula, flat = rule.damage, 0
             kind = kind or rule.damage_type  # CMB-TYPE-1: the system's default type
-        given = attack_reads(rule, view, ctx.for_tag(0).stream(strike_key, "reads"))
+        given = attack_reads(rule, view, ctx.for_tag(0).stream(strike_key, "reads")) \
+            if rule.reads else {}  # most rulesets have no reads: no stream for them
         given[ROLL_HIGH] = max(rolled.rolls) if rolled.rolls else 0  # OQ-CMB-5 b
         reader = sheet_reader(view, given)
         struck = strike(formula, reader, result == "critical",
