@@ -117,9 +117,15 @@ def serve(upstream: str | None, games_dir: Path, host: str, port: int, workers: 
         return
     # uvicorn's own supervisor: each worker builds the app with ``settings`` (the factory is
     # pickled to the spawned process), all accept on the one socket, and one that dies is
-    # started again.
-    config = uvicorn.Config(settings, factory=True, workers=workers, log_level="warning")
+    # started again. A worker answers the supervisor's health pings only once it has imported
+    # gmtags (seconds on a busy host): uvicorn's 5 s default would kill a slow starter and
+    # start it again, forever, so the supervisor waits as long as a start may take.
+    config = uvicorn.Config(settings, factory=True, workers=workers, log_level="warning",
+                            timeout_worker_healthcheck=WORKER_START_S)
     Multiprocess(config, sockets=[listening]).run()
+
+
+WORKER_START_S = 120  # the longest a worker may take to import gmtags and answer a health ping
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -9,12 +9,14 @@ and when it saw its caller go away.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
 import random
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -523,10 +525,31 @@ def serve_workers(model: FakeModel, games_dir: Path, redis_url: str,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
     running = Workers(process, f"http://127.0.0.1:{port}")
     threading.Thread(target=running.read, daemon=True).start()
-    with running.changed:  # bound and listening once it says so
-        assert running.changed.wait_for(
-            lambda: process.poll() is not None or any("serving" in line for line in running.lines),
-            timeout=60) and process.poll() is None, running.lines
-    assert "2 workers" in running.lines[-1] or workers != 2
-    running.wait_for_workers(workers)
+    try:
+        with running.changed:  # bound and listening once it says so
+            assert running.changed.wait_for(
+                lambda: process.poll() is not None or any(
+                    "serving" in line for line in running.lines),
+                timeout=60) and process.poll() is None, running.lines
+        assert "2 workers" in running.lines[-1] or workers != 2
+        running.wait_for_workers(workers)
+    except BaseException:
+        stop_workers(running)  # never leave a supervisor behind starting workers
+        raise
     return running
+
+
+def stop_workers(running: Workers) -> None:
+    """Stop the supervisor and its workers: politely, then for sure."""
+    children = running.workers()
+    for pid in children:
+        os.kill(pid, signal.SIGCONT)  # a test that failed while one was stopped
+    running.process.terminate()
+    try:
+        running.process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        running.process.kill()
+        running.process.wait(timeout=10)
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)

@@ -14,7 +14,16 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from stage_servers import FakeModel, RedisServer, Stage, Workers, owner, serve_workers, start_stage
+from stage_servers import (
+    FakeModel,
+    RedisServer,
+    Stage,
+    Workers,
+    owner,
+    serve_workers,
+    start_stage,
+    stop_workers,
+)
 
 from replay.stage.cli import serve
 
@@ -37,10 +46,7 @@ def own_redis() -> Iterator[RedisServer]:
 def workers(fake_model: FakeModel, games_dir: Path, own_redis: RedisServer) -> Iterator[Workers]:
     running = serve_workers(fake_model, games_dir, own_redis.url)
     yield running
-    for pid in running.workers():
-        os.kill(pid, signal.SIGCONT)  # a test that failed while one was stopped
-    running.process.terminate()
-    running.process.wait(timeout=60)
+    stop_workers(running)
 
 
 @pytest.fixture
