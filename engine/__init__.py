@@ -8,7 +8,14 @@ Pure: no file, clock, socket or environment access. ``replay`` does the I/O.
 
 from .actions.answers import Answer, answer_attrs, every_answer_attr
 from .actions.events import EVENTS, apply_event
-from .actions.reply import ACTIONS, MAX_TAGS_PER_REPLY, answer_tag, apply_reply
+from .actions.reply import (
+    ACTIONS,
+    MAX_TAGS_PER_REPLY,
+    answer_tag,
+    apply_reply,
+    mark_mid_reply,
+    may_stop,
+)
 from .dice import DiceExpr, DiceRoll, Stream, parse_dice, roll
 from .rules.context import TurnContext
 from .rules.game import CatalogItem, Game, load_ruleset
@@ -48,6 +55,8 @@ __all__ = [
     "describe_stack",
     "every_answer_attr",
     "load_ruleset",
+    "mark_mid_reply",
+    "may_stop",
     "parse_dice",
     "purse_summary",
     "roll",

@@ -83,6 +83,9 @@ def _attr_text(value: JsonValue) -> str:
 # tag is sent back to the model on each turn, so the answer part says no more than that; the
 # whole record stays in the replay JSON.
 RESULTS: dict[str, tuple[str, ...]] = {"skill_check": ("success", "outcome")}
+# ... and, on every kind, ``answered="mid-reply"``: the tag was answered before the rest of its
+# reply was written (engine.actions.reply.MID_REPLY), which the fold reads back.
+ANSWERED = "answered"
 
 
 def _status(answer: Answer) -> list[tuple[str, str]]:
@@ -97,7 +100,7 @@ def answer_attrs(answer: Answer) -> list[tuple[str, str]]:
     """The answer part of an answered tag: ``ok``, ``reason`` (when refused), ``text``, then
     the scalar :data:`RESULTS` of its kind that the record has — never a null, never JSON."""
     attrs = _status(answer)
-    for key in RESULTS.get(answer.tag.kind, ()):
+    for key in (*RESULTS.get(answer.tag.kind, ()), ANSWERED):
         value = answer.record.get(key)
         if isinstance(value, bool | int | float | str):
             attrs.append((key, _attr_text(value)))

@@ -32,7 +32,7 @@ from . import (
     rest,
     use,
 )
-from .answers import Answer, refused
+from .answers import ANSWERED, Answer, refused
 from .declare import Action, table
 
 # The most tags one reply gets answered; the rest are refused unapplied, so a reply of 100,000
@@ -173,8 +173,49 @@ def _phase(tag: Tag) -> int:
     return 3
 
 
-def apply_reply(game: Game, state: State, tags: Sequence[Tag],
-                ctx: TurnContext) -> tuple[State, list[Answer]]:
+# The answer part's mark of a tag answered before the rest of its reply was written (the
+# stage's mid-reply answers, issue 27): ``[skill_check: ... | ok="true" text="..."
+# answered="mid-reply"]``. The model read that answer and wrote on from it, so the fold answers
+# the tags up to it before the tags after it (see :func:`apply_reply`).
+MID_REPLY = (ANSWERED, "mid-reply")
+FIGHT_KINDS = frozenset({"combat", "attack"})  # answered as one round
+
+
+def may_stop(tags: Sequence[Tag], index: int) -> bool:
+    """Whether ``tags[index]`` may be answered before the rest of its reply is written, the
+    answer the same whatever follows (DESIGN.md "Rounds and order"): a tag the engine answers,
+    not a fight tag (a round is answered whole), not after the reply's first fight tag, and a
+    ``[place:]`` only as the reply's first tag (a later one is resolved before the tags before
+    it)."""
+    tag = tags[index]
+    if tag.malformed is not None or tag.kind in FIGHT_KINDS or action_of(tag) is None:
+        return False
+    if any(earlier.kind in FIGHT_KINDS for earlier in tags[:index]):
+        return False
+    return tag.kind != "place" or index == 0
+
+
+def settled(tags: Sequence[Tag]) -> tuple[int, ...]:
+    """The tags a reply's text marks as answered mid-reply (:data:`MID_REPLY` in their answer
+    part) where a reply may be stopped; a mark anywhere else (a fight tag, a model copying
+    the mark) is read as no mark."""
+    return tuple(index for index, tag in enumerate(tags)
+                 if tag.answer is not None and MID_REPLY in tag.answer and may_stop(tags, index))
+
+
+def _segments(count: int, stops: Sequence[int]) -> list[range]:
+    """``range(count)`` cut after each stop."""
+    cuts = sorted({stop + 1 for stop in stops if 0 <= stop < count - 1})
+    return [range(start, end) for start, end in zip([0, *cuts], [*cuts, count], strict=True)]
+
+
+def mark_mid_reply(answer: Answer) -> Answer:
+    """The answer of a tag answered mid-reply: its record says so, and so its answer part."""
+    return answer.model_copy(update={"record": {**answer.record, MID_REPLY[0]: MID_REPLY[1]}})
+
+
+def apply_reply(game: Game, state: State, tags: Sequence[Tag], ctx: TurnContext,
+                stops: Sequence[int] | None = None) -> tuple[State, list[Answer]]:
     """Answer one GM reply's tags against the state at the start of the turn.
 
     ``[place:]`` tags are resolved first (buy and sell price at the place that holds at the end
@@ -183,32 +224,49 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag],
     attacker's attacks in text order); then every other tag in text order; then
     ``[combat: op="end"]`` (DESIGN.md "Rounds and order"). Returns the new state and one
     answer per tag, in the order of ``tags``. Pure: the input state is never mutated.
+
+    A reply answered mid-reply (issue 27) is answered in parts: the tags up to each tag it was
+    stopped at, in the order above, before the tags after it — the model wrote what follows
+    knowing that answer, so a ``[place:]`` or a fight written later does not move before it.
+    ``stops`` are those tags (the stage knows them); None reads them from the text
+    (:func:`settled`). A stop's answer carries :data:`MID_REPLY`. Only a tag :func:`may_stop`
+    allows is a stop, so a round is never cut.
     """
+    if stops is None:
+        stops = settled(tags) if any(tag.answer is not None for tag in tags) else ()
+    else:
+        stops = [stop for stop in stops if 0 <= stop < len(tags) and may_stop(tags, stop)]
     if len(tags) == 1:  # the common reply: one tag, nothing to order
         after, answer = answer_tag(game, state, tags[0], ctx.for_tag(0))
+        answer = mark_mid_reply(answer) if stops else answer
         return _end_of_round(game, state, after, [answer], ctx)
     before = state
     answers: list[Answer | None] = [None] * len(tags)
     ordinals: dict[str, int] = {}
-    phases: list[list[int]] = [[], [], [], [], []]
-    for index, tag in enumerate(tags):
-        phases[_phase(tag)].append(index)
     position = 0
-    for phase, indexes in enumerate(phases):
-        if phase == 2 and len(indexes) > 1:  # the encounter as start and join left it
-            ranks = {i: fight.attacker_rank(state, tags[i]) for i in indexes}
-            indexes = sorted(indexes, key=lambda i: (ranks[i], i))
-        for index in indexes:
-            tag = tags[index]
-            if position >= MAX_TAGS_PER_REPLY:
-                answers[index] = refused(tag, reasons.TOO_MANY_TAGS,
-                                         f"Only the first {MAX_TAGS_PER_REPLY} tags of a reply "
-                                         "are answered; this one was not applied.")
-            else:
-                ordinal = ordinals.get(tag.kind, 0)
-                ordinals[tag.kind] = ordinal + 1
-                state, answers[index] = answer_tag(game, state, tag, ctx.for_tag(ordinal))
-            position += 1
+    for segment in _segments(len(tags), stops):
+        phases: list[list[int]] = [[], [], [], [], []]
+        for index in segment:
+            phases[_phase(tags[index])].append(index)
+        for phase, indexes in enumerate(phases):
+            if phase == 2 and len(indexes) > 1:  # the encounter as start and join left it
+                ranks = {i: fight.attacker_rank(state, tags[i]) for i in indexes}
+                indexes = sorted(indexes, key=lambda i: (ranks[i], i))
+            for index in indexes:
+                tag = tags[index]
+                if position >= MAX_TAGS_PER_REPLY:
+                    answers[index] = refused(tag, reasons.TOO_MANY_TAGS,
+                                             f"Only the first {MAX_TAGS_PER_REPLY} tags of a "
+                                             "reply are answered; this one was not applied.")
+                else:
+                    ordinal = ordinals.get(tag.kind, 0)
+                    ordinals[tag.kind] = ordinal + 1
+                    state, answers[index] = answer_tag(game, state, tag, ctx.for_tag(ordinal))
+                position += 1
+    for stop in stops:
+        stopped = answers[stop]
+        assert stopped is not None
+        answers[stop] = mark_mid_reply(stopped)
     return _end_of_round(game, before, state, [a for a in answers if a is not None], ctx)
 
 

@@ -20,7 +20,16 @@ from operator import attrgetter
 from typing import Literal
 
 import tagparse
-from engine import MAX_TAGS_PER_REPLY, Answer, Game, State, answer_attrs, answer_tag, apply_reply
+from engine import (
+    MAX_TAGS_PER_REPLY,
+    Answer,
+    Game,
+    State,
+    answer_attrs,
+    answer_tag,
+    apply_reply,
+    mark_mid_reply,
+)
 
 from ..fold import Position, turn_context
 from ..transcript import Message
@@ -50,6 +59,7 @@ class LiveAnswers:
         self._ordinals: dict[str, int] = {}
         self._others = False  # a tag other than [place:] is among those answered
         self._whole = False  # the tags are answered as a whole reply, not one by one
+        self.stops: list[int] = []  # the tags answered mid-reply (engine.apply_reply's stops)
 
     def update(self, tags: tuple[tagparse.Tag, ...]) -> list[Answer]:
         """The answers to ``tags``: the reply's tags up to where it has settled, which begin
@@ -57,7 +67,8 @@ class LiveAnswers:
         :func:`tagparse.unfinished_tag`)."""
         if self._whole:
             if tags != self.tags:
-                self.state, self.answers = apply_reply(self.game, self.start, tags, self.ctx)
+                self.state, self.answers = apply_reply(self.game, self.start, tags, self.ctx,
+                                                       self.stops)
                 self.tags = tags
             return self.answers
         known = len(self.tags)
@@ -78,6 +89,8 @@ class LiveAnswers:
             self._others = self._others or tag.kind != "place"
             self.state, answer = answer_tag(self.game, self.state, tag,
                                             self.ctx.for_tag(self._ordinal(tag.kind)))
+            if len(self.answers) in self.stops:
+                answer = mark_mid_reply(answer)
             self.answers.append(answer)
         self.tags = tags
         return self.answers
@@ -167,6 +180,11 @@ class ReplyStream:
         self._live = LiveAnswers(self.game, self.state, self.replies)
         # A tag of the old text that is not finished yet straddles into the continuation.
         self._open = tagparse.unfinished_tag(self.before)
+
+    def stop_at(self, index: int) -> None:
+        """Tag ``index`` of the reply is answered mid-reply: the model reads its answer and
+        writes on from it (its answer carries the mark the replay reads, engine.MID_REPLY)."""
+        self._live.stops.append(index)
 
     def feed(self, delta: str) -> str:
         """Add model text; return what can be sent now."""

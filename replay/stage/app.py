@@ -278,10 +278,10 @@ def _mid_metadata(prepared: Prepared, mid: MidReply) -> dict[str, Any]:
     differs = mid.differs()
     if differs:
         log.warning("mid-reply: %d answer(s) the model read differ from the whole reply's "
-                    "(a later [place:] or fight tag is resolved before them)", len(differs))
+                    "(the fold should answer each stop before the tags after it)", len(differs))
     resolve = {"mode": "mid-reply", "upstreamContinues": mid.options.continues,
                "stops": len(mid.stopped), "stoppedAt": mid.stopped, "differs": differs}
-    return {**prepared.outcome.to_json(), "answers": late_places(mid.stream.answers),
+    return {**prepared.outcome.to_json(), "answers": late_places(mid.stream.answers, mid.stopped),
             "resolve": resolve}
 
 

@@ -13,6 +13,9 @@ of the reply says. The fold answers a reply's ``[place:]`` tags first, then its 
 tag, and a ``[place:]`` only as the reply's first tag. At a stop the tags so far are answered
 as :class:`~replay.stage.answering.LiveAnswers` answers them — what ``apply_reply`` gives them,
 dice keyed as the fold keys them — so the answer the model reads is the one the replay gives.
+The stop's answer part says ``answered="mid-reply"`` (``engine.MID_REPLY``), and the fold
+answers the tags up to it before the tags after it: a ``[place:]`` or a fight the model writes
+later does not move ahead of what it already read, so the reply replays to the answers returned.
 
 How it stops: the model's stream is closed at the tag's ``]`` (whatever came after it in the
 same chunk is dropped: the model writes it again, knowing the answer). No stop sequence is
@@ -39,7 +42,7 @@ from typing import Any, Literal
 import httpx
 
 import tagparse
-from engine import ACTIONS, Answer, every_answer_attr
+from engine import Answer, every_answer_attr, may_stop
 
 from ..files import InputError
 from .answering import ReplyStream, rewrite
@@ -48,11 +51,9 @@ from .upstream import SurrogateJoiner
 
 Resolve = Literal["after", "mid-reply"]
 Continues = Literal["as-is", "vllm", "no"]
-FIGHT = frozenset({"combat", "attack"})  # answered as a round, after the reply
-KINDS = frozenset(kind for kind, _ in ACTIONS)  # the tag kinds the engine answers
 MAX_STOPS = 64  # the most "maxStops" may be: each stop is one more request to the model
-LATE_PLACE = ("name the place first: a [place:] is resolved before the reply's other tags, so "
-              "one written after them was answered after the reply")
+LATE_PLACE = ("name the place first: a [place:] written after a tag answered mid-reply holds "
+              "only for the tags after that one")
 
 
 @dataclass(frozen=True)
@@ -90,13 +91,8 @@ def read_options(options: Mapping[str, Any], path: object) -> MidReplyOptions:
 
 def stops_at(tags: tuple[tagparse.Tag, ...], index: int) -> bool:
     """Whether the reply may be stopped right after ``tags[index]`` (the reply's tags so far):
-    only where the replay answers it the same whatever follows (DESIGN.md "Rounds and order")."""
-    tag = tags[index]
-    if tag.malformed is not None or tag.kind not in KINDS or tag.kind in FIGHT:
-        return False  # a fight tag is answered with its round, after the reply
-    if any(earlier.kind in FIGHT for earlier in tags[:index]):
-        return False  # after a fight tag, the fight is answered before this one
-    return tag.kind != "place" or index == 0  # a later [place:] is answered before the others
+    only where the replay answers it the same whatever follows (:func:`engine.may_stop`)."""
+    return may_stop(tags, index)
 
 
 def first_stop(text: str, since: int) -> int | None:
@@ -180,6 +176,7 @@ class MidReply:
                             if len(self.stopped) < self.options.max_stops else None
                         if end is not None:
                             text = text[:end - len(self.stream.full)]
+                            self._stop(len(tagparse.scan(self.stream.full + text).tags) - 1)
                         out = self.stream.feed(text)
                         if out:
                             yield out
@@ -202,14 +199,14 @@ class MidReply:
                 if rest:
                     yield rest
                 return
-            self._stop()
+            self.shown[self.stopped[-1]] = self.stream.answers[self.stopped[-1]]
             reply = await self._continue()
 
-    def _stop(self) -> None:
-        """Remember the tag the reply stopped at (the last one so far) and its answer."""
-        index = len(tagparse.scan(self.stream.full).tags) - 1
+    def _stop(self, index: int) -> None:
+        """Stop after tag ``index`` of the reply (the last one so far): its answer is marked as
+        given mid-reply, so the replay answers the tags up to it before those after it."""
         self.stopped.append(index)
-        self.shown[index] = self.stream.answers[index]
+        self.stream.stop_at(index)
 
     def prefix(self) -> str:
         """The reply so far as the model is to continue it: every tag answered inline."""
@@ -343,13 +340,14 @@ def _detail(text: str) -> str:
         return text
 
 
-def late_places(answers: list[Answer]) -> list[dict[str, Any]]:
-    """The answers' JSON, a [place:] that is not the reply's first tag with a note telling the
-    GM to name the place first (it was answered after the reply)."""
+def late_places(answers: list[Answer], stopped: list[int]) -> list[dict[str, Any]]:
+    """The answers' JSON, a [place:] written after a tag answered mid-reply with a note telling
+    the GM to name the place first (it holds only for the tags after that one)."""
     out = []
+    first = min(stopped, default=len(answers))
     for index, answer in enumerate(answers):
         document = answer.to_json()
-        if index > 0 and answer.tag.kind == "place":
+        if index > first and answer.tag.kind == "place":
             document["notes"] = [*document.get("notes", []), LATE_PLACE]
         out.append(document)
     return out

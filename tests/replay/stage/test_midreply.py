@@ -378,17 +378,24 @@ def test_a_later_place_is_answered_after_the_reply_with_a_note_to_name_it_first(
     replays_clean(folders, "mid", messages, content, meta)
 
 
-def test_a_purchase_before_a_later_place_is_reported_as_answered_otherwise_by_the_replay(
-        mid: Stage, writer: Writer) -> None:
-    """The limit of stopping: a [place:] written after a purchase is resolved before it, so
-    the answer the model read (no place yet) is not the replay's; the metadata says which."""
+def test_a_purchase_before_a_later_place_replays_to_the_answer_the_model_read(
+        mid: Stage, writer: Writer, folders: Path) -> None:
+    """A [place:] written after a purchase the model was answered mid-reply is resolved after
+    it, not before (the stop's answer part says ``answered="mid-reply"``, and the fold answers
+    the tags up to a stop before the tags after it): the returned reply replays to exactly the
+    answers returned, and the place holds at the end of the reply."""
     writer.stories["Buy, then arrive."] = [
         "A tonic. ", '[inventory: action="buy" item="Warming tonic" who="Ada"]', " Then ",
         '[place: name="Greyholm" size="market town"]']
-    content, meta, _, _ = ask(mid, "market", [SYSTEM, user("Buy, then arrive.")], True)
+    messages = [SYSTEM, user("Buy, then arrive.")]
+    content, meta, _, _ = ask(mid, "market", messages, True)
     assert narrated(content) == ["saw", "guess"]
-    assert meta["resolve"]["differs"] == [0]
+    assert meta["resolve"]["stoppedAt"] == [0] and meta["resolve"]["differs"] == []
+    assert meta["answers"][0]["record"]["answered"] == "mid-reply"
+    assert 'answered="mid-reply"' in content.split("Then", 1)[0]
+    assert "answered" not in meta["answers"][1]["record"]
     assert LATE_PLACE in meta["answers"][1]["notes"]
+    replays_clean(folders, "market", messages, content, meta)
 
 
 def test_a_fight_is_answered_after_the_reply_and_nothing_after_its_first_tag_stops(
