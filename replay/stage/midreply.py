@@ -56,6 +56,11 @@ LATE_PLACE = ("name the place first: a [place:] written after a tag answered mid
               "only for the tags after that one")
 
 
+# The request keys that bound a reply's length in tokens: OpenAI's (both spellings) and
+# llama.cpp's own. A continuation asks for what the legs before it left.
+TOKEN_LIMITS = ("max_tokens", "max_completion_tokens", "n_predict")
+
+
 @dataclass(frozen=True)
 class MidReplyOptions:
     """The game options of mid-reply answers (``options.json``)."""
@@ -142,6 +147,12 @@ class MidReply:
 
     def __post_init__(self) -> None:
         self.before = self.stream.before  # the client's Continue: its last message continues
+        # The client's bound on the reply's length holds for the whole reply, not each leg:
+        # each continuation may write what the legs before it left (TOKEN_LIMITS).
+        self.limits = {key: value for key in TOKEN_LIMITS
+                       if isinstance(value := self.request.get(key), int)
+                       and not isinstance(value, bool) and value > 0}
+        self.spent = 0  # tokens written so far (legs' usage, else their content chunks)
         self.base = {"id": "gmtags", "created": 0, "model": self.request.get("model")}
         self._based = False
         self.client_streams = bool(self.request.get("stream"))
@@ -162,12 +173,13 @@ class MidReply:
         while True:
             joiner = SurrogateJoiner()
             stopped = False
-            chunks = 0
+            chunks = written = 0
             usage: dict[str, int] | None = None
             try:
                 async with aclosing(self._pieces(reply)) as pieces:
                     async for piece, finish, found in pieces:
                         chunks += 1
+                        written += 1 if piece else 0
                         usage = found or usage
                         if self.deadline.passed:
                             raise DeadlinePassed
@@ -194,12 +206,18 @@ class MidReply:
             if chunks == 0:
                 raise LegFailed("the model server's stream held no chat completion chunk",
                                 "upstream_protocol")
+            completion = (usage or {}).get("completion_tokens")
+            self.spent += completion if isinstance(completion, int) else written
+            if stopped:
+                self.shown[self.stopped[-1]] = self.stream.answers[self.stopped[-1]]
+            if stopped and self.left() == 0:
+                self.finish = "length"  # the client's max_tokens is written: the reply ends
+                stopped = False
             if not stopped:
                 rest = self.stream.feed(joiner.finish()) + self.stream.finish()
                 if rest:
                     yield rest
                 return
-            self.shown[self.stopped[-1]] = self.stream.answers[self.stopped[-1]]
             reply = await self._continue()
 
     def _stop(self, index: int) -> None:
@@ -224,9 +242,18 @@ class MidReply:
         else:
             messages.append({"role": "assistant", "content": self.prefix()})
         body = {**self.request, "messages": messages}
+        left = self.left()
+        if left is not None:
+            body.update(dict.fromkeys(self.limits, left))
         if self.options.continues == "vllm":
             body.update(continue_final_message=True, add_generation_prompt=False)
         return body
+
+    def left(self) -> int | None:
+        """How many tokens the reply may still have (None: the client set no bound)."""
+        if not self.limits:
+            return None
+        return max(0, min(self.limits.values()) - self.spent)
 
     async def _continue(self) -> httpx.Response:
         request = self.client.build_request("POST", self.url, headers=self.headers,

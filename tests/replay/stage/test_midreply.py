@@ -126,8 +126,13 @@ class Writer:
             base = {"id": f"w-{number}", "object": "chat.completion.chunk", "created": 7,
                     "model": "writer"}
 
+            pieces = chunks(text, seed)
+            finish = "stop"
+            limit = body.get("max_tokens")
+            if isinstance(limit, int) and len(pieces) > limit:  # a piece is a token here
+                pieces, finish = pieces[:limit], "length"
+
             async def events() -> AsyncIterator[bytes]:
-                pieces = chunks(text, seed)
                 for index, piece in enumerate(pieces):
                     yield _event({**base, "choices": [{"index": 0, "delta": {"content": piece},
                                                        "finish_reason": None}]})
@@ -138,7 +143,7 @@ class Writer:
                         finally:
                             self.released.set()
                 last: dict[str, Any] = {**base, "choices": [{"index": 0, "delta": {},
-                                                             "finish_reason": "stop"}]}
+                                                             "finish_reason": finish}]}
                 if self.usage:
                     last["usage"] = {"prompt_tokens": 100, "completion_tokens": len(pieces),
                                      "total_tokens": 100 + len(pieces)}
@@ -204,11 +209,11 @@ def mid(running: Stage, writer: Writer) -> Stage:
     return running
 
 
-def ask(stage: Stage, game: str, messages: list[dict[str, Any]], stream: bool
-        ) -> tuple[str, dict[str, Any], dict[str, Any] | None, list[dict[str, Any]]]:
+def ask(stage: Stage, game: str, messages: list[dict[str, Any]], stream: bool,
+        **extra: Any) -> tuple[str, dict[str, Any], dict[str, Any] | None, list[dict[str, Any]]]:
     """(content, gmtags metadata, usage, chunks) of one reply, streamed or whole."""
     url = stage.url(f"/games/{game}/v1/chat/completions")
-    body = {"model": "gm", "messages": messages, "stream": stream}
+    body = {"model": "gm", "messages": messages, "stream": stream, **extra}
     if not stream:
         response = httpx.post(url, json=body, timeout=60)
         assert response.status_code == 200, response.text
@@ -570,3 +575,28 @@ def test_good_options_load() -> None:
                         "o") == MidReplyOptions("mid-reply", "vllm", 0)
     assert not read_options({"resolve": "mid-reply", "upstreamContinues": "no"}, "o").stops
 
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_max_tokens_bounds_the_whole_reply_not_each_continuation(
+        mid: Stage, writer: Writer, stream: bool) -> None:
+    """The client's max_tokens is the reply's: each continuation asks for what the requests
+    before it left (their reported completion tokens, else the chunks they sent: one token a
+    chunk, as llama.cpp and vLLM stream), and a reply that runs out ends with "length"."""
+    writer.stories["Four."] = ["a ", CLIMB, " b ", SNEAK, " c ", PAY, " d ", ADD, " e"]
+    messages = [SYSTEM, user("Four.")]
+    _, meta, _, _ = ask(mid, "mid", messages, stream, max_tokens=10_000)
+    bounds = [request["max_tokens"] for request in writer.requests]
+    assert meta["resolve"]["stops"] == 4 and len(bounds) == 5
+    assert bounds[0] == 10_000 and all(b > a for a, b in zip(bounds[1:], bounds, strict=False))
+    assert all(request.get("max_completion_tokens") is None for request in writer.requests)
+
+    writer.requests.clear()
+    _, _, _, events = ask(mid, "mid", messages, stream, max_completion_tokens=6,
+                             max_tokens=9)
+    bounds = [request["max_tokens"] for request in writer.requests]
+    assert bounds[0] == 9 and all(0 < b <= 6 for b in bounds[1:])  # the smaller bound holds
+    assert [r["max_completion_tokens"] for r in writer.requests[1:]] == bounds[1:]
+    if stream:
+        assert events[-1]["choices"][0]["finish_reason"] == "length"
+    assert len(writer.requests) < 5  # it ran out before the fourth stop
