@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -192,14 +194,25 @@ def redis_server(port: int) -> subprocess.Popen[bytes]:
     return process
 
 
+ACCESS = re.compile(rb"gmtags\.access\[(\d+)\]: ")
+
+
+def shares(log: Path) -> str:
+    """How the requests of a run split between the workers (their access lines)."""
+    counts = Counter(match.group(1) for match in map(ACCESS.search,
+                                                     log.read_bytes().splitlines()) if match)
+    total = sum(counts.values()) or 1
+    return " / ".join(f"{100 * n / total:.0f} %" for n in sorted(counts.values(), reverse=True))
+
+
 def stage_process(model_port: int, redis_port: int, games: Path,
-                  workers: int) -> tuple[subprocess.Popen[bytes], int]:
+                  workers: int, log: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-c", "from replay.cli import main; main()", "serve", "--upstream",
          f"http://127.0.0.1:{model_port}/v1", "--games", str(games), "--port", str(port),
          "--redis", f"redis://127.0.0.1:{redis_port}/0", "--workers", str(workers)],
-        cwd=ROOT, stderr=subprocess.DEVNULL,
+        cwd=ROOT, stderr=log.open("wb"),
         env={**os.environ, "GMTAGS_KEY": "", "PYTHONPATH": str(ROOT)})
     _wait_port(port)
     # every worker up: a request answered by each (a worker still starting waits in the queue)
@@ -221,13 +234,16 @@ def throughput(seconds: float) -> None:
         for workers in (1, 2):
             subprocess.run(["redis-cli", "-p", str(redis_port), "flushall"], check=True,
                            stdout=subprocess.DEVNULL)
-            stage, port = stage_process(model_port, redis_port, games, workers)
+            log = games / f"stage-{workers}.log"
+            stage, port = stage_process(model_port, redis_port, games, workers, log)
             try:
                 answered, latencies = asyncio.run(load(port, seconds, 2.0, True))
             finally:
                 stage.send_signal(signal.SIGTERM)
                 stage.wait(timeout=60)
             rates[workers] = answered / seconds
+            if workers > 1:
+                print(f"requests per worker (--workers {workers}): {shares(log)}")
             print(f"--workers {workers}: {rates[workers]:7.0f} requests/s, p50 "
                   f"{percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms;"
                   f" added p50 {percentile(latencies, 0.5) - base50:.1f} ms, p99 "
