@@ -9,6 +9,7 @@ its ``start``, ``join``, ``end`` and ``attack`` here when the ruleset fights nar
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -41,7 +42,6 @@ from ..rules.narrative import (
     KILL,
     MOMENTUM,
     MULTIPLIERS,
-    OVER,
     RANKS,
     RISK,
     TACTICS,
@@ -70,7 +70,7 @@ from ..rules.narrative import (
 from ..rules.sheet import SheetView
 from ..rules.state import Announced, Combatant, Defence, Encounter, State
 from ..ruleset import Formula, combat_kind, parse_formula
-from ..ruleset.fight import Narrative
+from ..ruleset.fight import Narrative, Overexertion
 from .answers import Answer, accepted, refused
 from .attrs import TEXT
 from .declare import Request, action, attr, request
@@ -382,6 +382,8 @@ class Effort:
     factor: Fraction = Fraction(1)
     rows: tuple[tuple[str, Any], ...] = ()
     text: str = ""
+    collapses: bool = False
+    """D100-OVER-1: pushed far over, the hero collapses once the effect has happened."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,7 +409,8 @@ def pool_now(game: Game, state: State, who: int, pool: str) -> tuple[int, int]:
     """A hero's pool as it is now and at most."""
     character = state.characters[who]
     row = next(p for p in game.ruleset.live.pools if p.id == pool)
-    most = int(SheetView(game, character, state, items_apply=False).value(row.max))
+    most = character.most(pool, SheetView(game, character, state, items_apply=False).value(
+        row.max))
     return character.pools.get(pool, most), most
 
 
@@ -457,10 +460,9 @@ def _effort(game: Game, state: State, who: int, rank: str, pool: str | None, wor
         rows.append(("scaledTo", RANKS[wanted]))
         text = f" ({written} scaled down to rank {RANKS[wanted]})"
     elif cost > current:  # D100-OVER-1: pushed past the limit
-        steps = _narrative(game)
-        over_steps = (steps.overexertion.model_dump() if steps is not None
-                      and steps.overexertion is not None else OVER)
-        price = overexertion(wanted - (reach if reach is not None else -1), over_steps)
+        over = _over(game)
+        steps = {"rupture": over.rupture, "grave": over.grave, "far": over.far}
+        price = overexertion(wanted - (reach if reach is not None else -1), steps)
         cost = current
         rows.append(("overexertion", price))
         text = f" (pushed past the limit: {price})"
@@ -468,11 +470,67 @@ def _effort(game: Game, state: State, who: int, rank: str, pool: str | None, wor
     state = state.with_character(who, character.model_copy(update={
         "pools": {**character.pools, pool: current - cost}}))
     rows += [("cost", cost), ("pool", pool), ("left", current - cost)]
-    if price == "far":  # D100-OVER-1: it succeeds, and the hero collapses, bleeding out
-        health = hero_health(game, state, who)
-        if health is not None:
-            state, _ = hurt(game, state, who, health.hp + health.temporary)
-    return state, Effort(effort_damage(own - wanted), tuple(rows), text)
+    if price in ("rupture", "grave"):
+        state, row, text = _scarred(game, state, who, pool, most, price)
+        rows += row
+    return state, Effort(effort_damage(own - wanted), tuple(rows), text, price == "far")
+
+
+def _over(game: Game) -> Overexertion:
+    """D100-OVER-1, OQ-D100-8: the ruleset's ``combat.narrative.overexertion``, else the
+    defaults (thresholds 1, 2, 3 ranks over; a rupture keeps 4/5, a grave injury 1/2)."""
+    narrative = _narrative(game)
+    if narrative is not None and narrative.overexertion is not None:
+        return narrative.overexertion
+    return Overexertion()
+
+
+def _scarred(game: Game, state: State, who: int, pool: str, most: int,
+             price: str) -> tuple[State, list[tuple[str, Any]], str]:
+    """D100-OVER-1: the permanent price of a push — a rupture leaves the pool's maximum at
+    ``ruptureKeeps`` (4/5) of what it was, a grave injury at ``graveKeeps`` (1/2) and puts its
+    ``scar`` condition on the sheet for life; both rounded down, kept in the character's
+    ``lost`` so every later read of the maximum (a rest too) counts it."""
+    over = _over(game)
+    keeps = _exact(over.rupture_keeps if price == "rupture" else over.grave_keeps)
+    after = math.floor(most * keeps)
+    character = state.characters[who]
+    lost = {**character.lost, pool: character.lost.get(pool, 0) + most - after}
+    update: dict[str, Any] = {"lost": lost, "pools": {
+        **character.pools, pool: min(character.pools.get(pool, after), after)}}
+    rows: list[tuple[str, Any]] = [("max", after), ("maxLost", most - after)]
+    text = f" (pushed past the limit: {price}, {pool} max {most} → {after} for good"
+    if price == "grave":
+        update["conditions"] = tuple(dict.fromkeys((*character.conditions, over.scar)))
+        rows.append(("scar", over.scar))
+        text += f", and a scar for life: {over.scar}"
+    state = state.with_character(who, character.model_copy(update=update))
+    return state, rows, text + ")"
+
+
+def _collapse(game: Game, state: State, name: str, record: dict[str, Any],
+              events: list[str]) -> tuple[State, str]:
+    """D100-OVER-1, OQ-D100-12: pushed far over, the effect happened and the hero collapses,
+    bleeding out — its hit points at 0 (downed: it does not act, D100-PARTY-7 brings it
+    back), its side's momentum −3 (D100-MOM-4), and the fight lost when no hero stands."""
+    who = state.character_index(name)
+    health = hero_health(game, state, who) if who is not None else None
+    if who is None or health is None or health.hp + health.temporary <= 0:
+        return state, ""
+    state, _ = hurt(game, state, who, health.hp + health.temporary)
+    record["collapsed"] = True
+    events.append(f"down:{name}")
+    text = f" {name} collapses, bleeding out."
+    encounter = state.encounter
+    if encounter is None:  # the blow won the fight
+        return state, text
+    encounter = _moved(encounter, PARTY, ALLY_DOWN)
+    state = state.model_copy(update={"encounter": encounter})
+    if not any(standing(game, state, c) for c in encounter.combatants if c.side == PARTY):
+        events.append("end:defeat")
+        text += " The fight is lost."
+        state = fight_over(state)
+    return state, text
 
 
 def _damage_formula(game: Game) -> Formula:
@@ -728,9 +786,13 @@ def attack(game: Game, state: State, strike: Graded, ctx: TurnContext) -> tuple[
     key = f"narrative/{attacker.name.casefold()}/0"
     done = blow(game, paid, encounter, me, at, grades, effort, tired, key, ctx)
     record = {**done.record, "slot": ctx.ordinal + 1}
-    if done.events:
-        record["events"] = done.events
-    return done.state, accepted(tag, done.text, record, tuple(notes))
+    after, text, events = done.state, done.text, list(done.events)
+    if effort.collapses:
+        after, told = _collapse(game, after, attacker.name, record, events)
+        text += told
+    if events:
+        record["events"] = events
+    return after, accepted(tag, text, record, tuple(notes))
 
 
 NO_HIT_POINTS = ("This ruleset keeps no hit points for heroes (no health pool or health track), "

@@ -37,7 +37,8 @@ from .declare import Request, action, attr, request
 def pool_max(game: Game, character: Character, state: State, pool: str) -> int:
     """A pool's max, read from the sheet without what items change (ITM-ABIL-6)."""
     row = next(p for p in game.ruleset.live.pools if p.id == pool)
-    return math.floor(SheetView(game, character, state, items_apply=False).value(row.max))
+    return character.most(pool, SheetView(game, character, state, items_apply=False).value(
+        row.max))
 
 
 def _matching(game: Game, state: State, character: Character, name: str) -> list[int]:

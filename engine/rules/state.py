@@ -8,6 +8,7 @@ object it was given (all-or-nothing).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from functools import cache
 from typing import Any, Literal, Self, get_args
@@ -94,14 +95,23 @@ class Character(StateModel):
     gear_taken: tuple[str, ...] = ()  # ITM-GEAR-11: starting-gear groups already taken
     entries: tuple[str, ...] = ()  # CHK-TAL-1, CHK-PAY-5: catalog entries the character chose
     reactions: tuple[StandingOrder, ...] = ()  # CMB-REACT-3: standing orders (issue 25)
+    # D100-OVER-1 (issue 26): the points each pool's maximum has lost for good by pushing
+    lost: dict[str, int] = Field(default_factory=dict)
 
     @model_serializer(mode="wrap")
     def _reactions_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A character without standing reactions serialises as it did before they existed."""
+        """A character without standing reactions (or lost maxima) serialises as it did
+        before they existed."""
         dumped: dict[str, Any] = handler(self)
-        if not dumped.get("reactions", 1):
-            del dumped["reactions"]
+        for key in ("reactions", "lost"):
+            if not dumped.get(key, 1):
+                del dumped[key]
         return dumped
+
+    def most(self, pool: str, most: float) -> int:
+        """D100-OVER-1: a pool's maximum ``most`` (as the sheet reads it) less what pushing
+        past the limit has taken from it for good, never below 0."""
+        return max(math.floor(most) - self.lost.get(pool, 0), 0)
 
 
 class Taken(StateModel):

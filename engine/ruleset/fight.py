@@ -154,6 +154,12 @@ class Overexertion(RulesetModel):
     rupture: int = Field(default=1, ge=1, le=9)
     grave: int = Field(default=2, ge=1, le=9)
     far: int = Field(default=3, ge=1, le=9)
+    rupture_keeps: float = Field(default=0.8, ge=0, le=1)
+    """D100-OVER-1, issue 26: the share of the pool's maximum a rupture leaves (rounded down)."""
+    grave_keeps: float = Field(default=0.5, ge=0, le=1)
+    """D100-OVER-1, issue 26: the share of the pool's maximum a grave injury leaves."""
+    scar: Id = "scarred"
+    """D100-OVER-1, issue 26: the condition a grave injury leaves on the sheet for life."""
 
 
 class NarrativeBase(RulesetModel):
