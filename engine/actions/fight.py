@@ -49,6 +49,7 @@ from ..ruleset.combat import Attack
 from ..ruleset.fight import ROLL_HIGH, Combat
 from ..ruleset.formula import Number
 from . import fight_narrative as narrative
+from . import fight_narrative_spoils as narrative_spoils
 from .answers import Answer, accepted, refused
 from .attrs import RAW, TEXT
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
@@ -406,6 +407,10 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
     if outcome == "victory":
         state, words = _won(game, state, encounter, ctx, record)
         text += words
+        if narrative.fights(game):  # issue 26: D100-PARTY-10, the victors' experience
+            state, extra, words = narrative_spoils.won(game, state, encounter, ctx)
+            record.update(extra)
+            text += words
     record["events"] = [f"end:{outcome}"]  # CMB-CARD-1: combat end
     return fight_over(state), accepted(request.tag, text, record)
 

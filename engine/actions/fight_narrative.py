@@ -71,6 +71,7 @@ from ..rules.sheet import SheetView
 from ..rules.state import Announced, Combatant, Defence, Encounter, State
 from ..ruleset import Formula, combat_kind, parse_formula
 from ..ruleset.fight import Narrative, Overexertion
+from . import fight_narrative_spoils as spoils
 from .answers import Answer, accepted, refused
 from .attrs import TEXT
 from .declare import Request, action, attr, request
@@ -662,6 +663,10 @@ def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grade
     state = state.model_copy(update={"encounter": encounter})
     if events and events[-1].startswith("end:"):
         text += " The fight is won." if events[-1] == "end:victory" else " The fight is lost."
+        if events[-1] == "end:victory":  # D100-PARTY-10
+            state, extra, words = spoils.won(game, state, encounter, ctx)
+            record.update(extra)
+            text += words
         state = fight_over(state)
     return Blow(state, record, text, events)
 

@@ -145,3 +145,6 @@ TOO_MANY_TARGETS = _code("too-many-targets",
                          "engine: target= names more foes than the ability's targetCount")
 CANNOT_PAY = _code("cannot-pay", "engine: the hero's pools cannot pay the ability's cost "
                    "(a spell slot, mana)")
+# issue 26 (Combat III): a won narrative fight's loot record (D100-PARTY-10)
+NO_SPOILS = _code("no-spoils", "D100-PARTY-10: want/pass names no item of a won narrative "
+                  "fight's loot record, or a hero who did not stand at the victory")

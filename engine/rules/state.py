@@ -326,6 +326,28 @@ class Encounter(StateModel):
         return None
 
 
+class Spoil(StateModel):
+    """D100-PARTY-10 (issue 26): one named item of a won narrative fight's loot record, and
+    who of the victors wants it or passes on it so far."""
+
+    name: str
+    item: str | None = None  # catalog reference (None: a plain item)
+    stack_limit: int = Field(default=1, ge=1)
+    count: int = Field(ge=1)
+    want: tuple[str, ...] = ()
+    passed: tuple[str, ...] = ()
+
+
+class Spoils(StateModel):
+    """D100-PARTY-10 (issue 26): the latest won narrative fight — the reply that won it
+    (``turn``), the heroes standing then (who share its coins and settle its loot record) and
+    the named items waiting for their ``want``/``pass``."""
+
+    turn: tuple[int, ...]
+    heroes: tuple[str, ...]
+    items: tuple[Spoil, ...] = ()
+
+
 class State(StateModel):
     """Everything a game has built up: the party, where it is, and the journal."""
 
@@ -339,13 +361,15 @@ class State(StateModel):
     journal: tuple[JournalEntry, ...] = ()
     invented: tuple[InventedItem, ...] = ()  # ITM-PROP-20/21, by name
     encounter: Encounter | None = None  # the fight on now; None out of a fight
+    spoils: Spoils | None = None  # D100-PARTY-10: a won narrative fight's loot record
 
     @model_serializer(mode="wrap")
     def _without_no_encounter(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """Out of a fight the state serialises as it did before fights existed."""
         dumped: dict[str, Any] = handler(self)
-        if dumped.get("encounter", 0) is None:
-            del dumped["encounter"]
+        for key in ("encounter", "spoils"):
+            if dumped.get(key, 0) is None:
+                del dumped[key]
         return dumped
 
     def character_index(self, name: str | None) -> int | None:

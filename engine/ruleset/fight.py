@@ -135,6 +135,9 @@ class Template(RulesetModel):
     tags: list[Id] = Field(default_factory=list, max_length=24)
     """ITM-PLUS-4: the foe's tags, for ``targetIs.tags``."""
     per_hero: int = Field(default=1, ge=1, le=12)
+    xp: FormulaText | None = None
+    """D100-PARTY-10, issue 26: the experience a felled foe of this template gives each hero
+    standing at a narrative victory (read at the foe's ``@tier``)."""
     """D100-PARTY-9, issue 26: the foes of this template ``count="fitting"`` brings for each
     standing hero (narrative fights)."""
 
@@ -185,6 +188,9 @@ class Narrative(RulesetModel):
     restrained: float = Field(default=0.5, ge=0, le=1)
     """D100-DMG-4, issue 26: what a ``purpose="restrained"`` blow keeps of its damage."""
     reckless_target: float = Field(default=1 / 3, ge=0, le=1)
+    xp: Id | None = None
+    """D100-PARTY-10, issue 26: the sheet field a victory's experience is added to (none:
+    nobody gains experience)."""
     """D100-DMG-3, issue 26: the damage added to a blow on a target whose own last attack was
     reckless (the spec's "up to one third"); half of it after an aggressive one."""
 
