@@ -471,6 +471,8 @@ class Strike(Request):
                      shown="stamina")
     undodgeable: str = attr(TEXT, 'narrative: "yes" for a strike no defence can meet '
                             "(D100-DEF-7)", shown="no")
+    technique: str = attr(TEXT, "narrative: a foe's technique, one of its template's "
+                          "techniques (D100-DEF-8)", shown="none")
 
 
 def _target(game: Game, state: State, encounter: Encounter, attacker: Combatant,

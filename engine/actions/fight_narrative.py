@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Protocol
 
@@ -70,7 +70,7 @@ from ..rules.narrative import (
 from ..rules.sheet import SheetView
 from ..rules.state import Announced, Combatant, Defence, Encounter, State
 from ..ruleset import Formula, combat_kind, parse_formula
-from ..ruleset.fight import Narrative, Overexertion
+from ..ruleset.fight import Narrative, Overexertion, Technique
 from . import fight_narrative_spoils as spoils
 from .answers import Answer, accepted, refused
 from .attrs import TEXT
@@ -302,7 +302,7 @@ def begin_round(encounter: Encounter, ctx: TurnContext) -> Encounter:
                   for c in encounter.combatants)
     return encounter.model_copy(update={"round": number, "turn": ctx.turn_key,
                                         "combatants": fresh, "momentum": momentum,
-                                        "defences": ()})
+                                        "defences": (), "struck": ()})
 
 
 def _moved(encounter: Encounter, side: str, change: int) -> Encounter:
@@ -343,6 +343,8 @@ class Graded(Protocol):
     def pool(self) -> str: ...
     @property
     def undodgeable(self) -> str: ...
+    @property
+    def technique(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -578,7 +580,7 @@ def _defence(game: Game, state: State, encounter: Encounter, target: Combatant,
 
 
 def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grades: Grades,
-         effort: Effort, tired: int, key: str, ctx: TurnContext) -> Blow:
+         effort: Effort, tired: int, key: str, ctx: TurnContext, focus: int = 0) -> Blow:
     """D100-ATK-A3..A8: one strike of fighter ``me`` on fighter ``at``: the hit chance and its
     parts (not clamped; ``tired`` is the attacker's fatigue band before its effort), the d100
     keyed by ``key``, the margin's grade, the target's defence,
@@ -597,7 +599,8 @@ def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grade
              Part("aim", AIM[grades.aim], grades.aim),
              Part("gap", gap_term(gap), label),
              Part("momentum", momentum),
-             Part("fatigue", tired))
+             Part("fatigue", tired),
+             *((Part("focus", focus),) if focus else ()))  # D100-PARTY-8: only when it counts
     odds = chance(parts)
     stream = ctx.for_tag(0).stream(key, "d100")
     roll = d100(stream)
@@ -765,6 +768,9 @@ def attack(game: Game, state: State, strike: Graded, ctx: TurnContext) -> tuple[
     at = _target(game, state, encounter, attacker, strike.target)
     if isinstance(at, tuple):
         return state, refused(tag, *at)
+    technique = _technique(game, attacker, strike.technique)
+    if isinstance(technique, tuple):
+        return state, refused(tag, *technique)
     if attacker.side == PARTY:
         who = state.character_index(attacker.name)
         if who is None or hero_health(game, state, who) is None:
@@ -775,13 +781,20 @@ def attack(game: Game, state: State, strike: Graded, ctx: TurnContext) -> tuple[
                               "this round already; nothing was done.")
     notes: list[str] = []
     grades = grades_of(strike, notes)
+    if technique is not None and technique.undodgeable:  # D100-DEF-7/8
+        grades = replace(grades, undodgeable=True)
     combatants = list(encounter.combatants)
     combatants[me] = combatants[me].model_copy(update={"spent": (STRIKE,),
                                                        "risk": grades.risk})
     encounter = encounter.model_copy(update={"combatants": tuple(combatants)})
     target = encounter.combatants[at]
     if attacker.side == FOES:
-        return _announce(state, encounter, attacker, target, grades, notes, tag, ctx)
+        return _announce(state, encounter, attacker, target, grades, notes, tag, ctx,
+                         technique)
+    narrative = _narrative(game)
+    focus = (narrative.focus if narrative is not None else 3) * min(  # D100-PARTY-8
+        encounter.struck.count(target.name), 3)
+    encounter = encounter.model_copy(update={"struck": (*encounter.struck, target.name)})
     who = state.character_index(attacker.name)
     assert who is not None
     pool = _pool(game, PARTY, strike.pool)
@@ -789,7 +802,7 @@ def attack(game: Game, state: State, strike: Graded, ctx: TurnContext) -> tuple[
     paid, effort = _effort(game, state, who, attacker.rank or DEFAULT_RANK, pool,
                            strike.effort, strike.push.strip().casefold() in YES, notes)
     key = f"narrative/{attacker.name.casefold()}/0"
-    done = blow(game, paid, encounter, me, at, grades, effort, tired, key, ctx)
+    done = blow(game, paid, encounter, me, at, grades, effort, tired, key, ctx, focus)
     record = {**done.record, "slot": ctx.ordinal + 1}
     after, text, events = done.state, done.text, list(done.events)
     if effort.collapses:
@@ -804,14 +817,38 @@ NO_HIT_POINTS = ("This ruleset keeps no hit points for heroes (no health pool or
                  "so nobody can be hurt; nothing was done.")
 
 
+def _technique(game: Game, attacker: Combatant,
+               written: str) -> Technique | tuple[str, str] | None:
+    """D100-DEF-8: ``technique=`` names one of the techniques of the foe's own template (by
+    id or label, any case) — never one made up on the spot; a hero's strike names none."""
+    word = written.strip().casefold()
+    if not word:
+        return None
+    combat = game.ruleset.combat
+    if attacker.side == PARTY:
+        return (reasons.UNKNOWN_TECHNIQUE, f"technique= is for a foe's strike (D100-DEF-8); "
+                f"{attacker.name} is a hero: grade its plan with tactics=; nothing was done.")
+    template = (template_for(game, attacker.role or "")[0]
+                if combat is not None and combat.templates else None)
+    known = template.techniques if template is not None else []
+    found = next((t for t in known if word in (t.id.casefold(), (t.label or "").casefold())),
+                 None)
+    if found is None:
+        names = ", ".join(t.label or t.id for t in known) or "none"
+        return (reasons.UNKNOWN_TECHNIQUE, f'{attacker.name} has no technique "{written[:40]}"'
+                f" (its own: {names}; D100-DEF-8); nothing was done.")
+    return found
+
+
 def _announce(state: State, encounter: Encounter, foe: Combatant, target: Combatant,
-              grades: Grades, notes: list[str], tag: Tag,
-              ctx: TurnContext) -> tuple[State, Answer]:
+              grades: Grades, notes: list[str], tag: Tag, ctx: TurnContext,
+              technique: Technique | None = None) -> tuple[State, Answer]:
     """D100-DEF-1, D100-PARTY-3: a foe's strike is announced now and lands next round, after
-    every hero has acted, unless the foe is down by then."""
+    every hero has acted, unless the foe is down by then; with its ``technique`` (D100-DEF-8)."""
     announced = Announced(foe=foe.name, target=target.name, round=encounter.round,
                           tactics=grades.tactics, risk=grades.risk, aim=grades.aim,
-                          purpose=grades.purpose, undodgeable=grades.undodgeable)
+                          purpose=grades.purpose, undodgeable=grades.undodgeable,
+                          technique=technique.id if technique is not None else None)
     encounter = encounter.model_copy(update={"announced": (*encounter.announced, announced)})
     record: dict[str, Any] = {"round": encounter.round, "attacker": foe.name,
                               "target": target.name, "announced": True,
@@ -820,7 +857,11 @@ def _announce(state: State, encounter: Encounter, foe: Combatant, target: Combat
                               "purpose": grades.purpose, "slot": ctx.ordinal + 1}
     if grades.undodgeable:
         record["undodgeable"] = True
-    text = (f"{foe.name} readies a strike at {target.name}: it lands next round, after every "
+    what = "a strike"
+    if technique is not None:
+        record["technique"] = technique.id
+        what = technique.label or technique.id
+    text = (f"{foe.name} readies {what} at {target.name}: it lands next round, after every "
             f"hero has acted, unless {foe.name} is down by then"
             + (" (it cannot be dodged or blocked)." if grades.undodgeable else "."))
     return state.model_copy(update={"encounter": encounter}), accepted(tag, text, record,
@@ -870,7 +911,8 @@ def land(game: Game, before: State, state: State, answers: list[Answer],
         assert me is not None
         done = blow(game, state, encounter, me, at, grades, Effort(), 0, key, ctx)
         state = done.state
-        rows.append({**done.record, "landed": True})
+        technique = {"technique": strike.technique} if strike.technique else {}
+        rows.append({**done.record, "landed": True, **technique})
         lines.append(done.text.rstrip("."))
         events += done.events
     told = answers[last]
@@ -996,6 +1038,17 @@ def teach_start(game: Game) -> list[str]:
             "fighters and how to fight."]
 
 
+def _teach_techniques(game: Game) -> str:
+    """D100-DEF-8: the foes' own techniques, where the templates give any."""
+    combat = game.ruleset.combat
+    found = {t.label or t.id: None for tpl in (combat.templates if combat else [])
+             for t in tpl.techniques}
+    if not found:
+        return ""
+    return (' A foe uses only its own techniques: technique="<' + "|".join(found)
+            + '>" (never invent one).')
+
+
 def teach_fight(game: Game) -> list[str]:
     """D100-ROLE-1..3: the GM grades, the engine rolls — the grades in a few lines."""
     words = "|".join(effort_ladder(_narrative(game)))
@@ -1008,7 +1061,7 @@ def teach_fight(game: Game) -> list[str]:
             'pushes past the limit; pool="mana" for magic).',
             '- A foe announces its strike: [attack: who="<foe>" target="<hero>" ...grades]; it '
             "lands next round after the heroes act, unless the foe is down (describe what is "
-            "coming).",
+            "coming)." + _teach_techniques(game),
             '- A hero meets it: [combat: op="defend" who="<hero>" how="dodge|block|parry|'
             'sidestep|counter"], or how="step-in" for="<ally>".',
             '- More foes: [combat: op="join" foe="<name>" rank="<rank>"]; it ends: [combat: '

@@ -260,6 +260,7 @@ class Announced(StateModel):
     aim: str = "standard"
     purpose: str = "kill"
     undodgeable: bool = False
+    technique: str | None = None  # D100-DEF-8: the foe's own technique, by id
 
 
 class Defence(StateModel):
@@ -305,6 +306,7 @@ class Encounter(StateModel):
     momentum: dict[str, int] | None = None
     announced: tuple[Announced, ...] = ()
     defences: tuple[Defence, ...] = ()
+    struck: tuple[str, ...] = ()  # D100-PARTY-8: whom the heroes struck this round, in order
 
     @model_serializer(mode="wrap")
     def _narrative_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -312,7 +314,7 @@ class Encounter(StateModel):
         dumped: dict[str, Any] = handler(self)
         if dumped.get("momentum", 0) is None:
             del dumped["momentum"]
-        for key in ("announced", "defences"):
+        for key in ("announced", "defences", "struck"):
             if dumped.get(key) == []:
                 del dumped[key]
         return dumped

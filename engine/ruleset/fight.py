@@ -118,6 +118,15 @@ class TemplateCombat(RulesetModel):
     it, the system default ``combat.attack.damageType``."""
 
 
+class Technique(RulesetModel):
+    """D100-DEF-8, issue 26: a technique a foe of a template may use in a narrative fight
+    (``[attack: technique=]``); ``undodgeable`` ones no defence can meet (D100-DEF-7)."""
+
+    id: Id
+    label: Label | None = None
+    undodgeable: bool = False
+
+
 class Template(RulesetModel):
     """CMB-TPL-1..8: the sheet a foe of a ``role`` gets, as formulas in ``@tier``."""
 
@@ -135,6 +144,8 @@ class Template(RulesetModel):
     tags: list[Id] = Field(default_factory=list, max_length=24)
     """ITM-PLUS-4: the foe's tags, for ``targetIs.tags``."""
     per_hero: int = Field(default=1, ge=1, le=12)
+    techniques: list[Technique] = Field(default_factory=list, max_length=24)
+    """D100-DEF-8, issue 26: the only techniques a foe of this template uses (narrative)."""
     xp: FormulaText | None = None
     """D100-PARTY-10, issue 26: the experience a felled foe of this template gives each hero
     standing at a narrative victory (read at the foe's ``@tier``)."""
@@ -188,6 +199,9 @@ class Narrative(RulesetModel):
     restrained: float = Field(default=0.5, ge=0, le=1)
     """D100-DMG-4, issue 26: what a ``purpose="restrained"`` blow keeps of its damage."""
     reckless_target: float = Field(default=1 / 3, ge=0, le=1)
+    focus: int = Field(default=3, ge=0, le=20)
+    """D100-PARTY-8, issue 26: what each ally's earlier strike this round on the same target
+    adds to a hero's hit chance (focus fire; at most three count)."""
     xp: Id | None = None
     """D100-PARTY-10, issue 26: the sheet field a victory's experience is added to (none:
     nobody gains experience)."""

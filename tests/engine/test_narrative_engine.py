@@ -9,6 +9,7 @@ import copy
 from helpers import answer, fixture_json, harrow, harrow_party
 
 from engine import load_ruleset, start_state
+from engine.actions.fight_narrative import teach_fight
 from engine.rules.narrative import GRADES, MOMENTUM, better, power
 from engine.rules.state import State
 
@@ -125,3 +126,69 @@ def test_d100_atk_a1_a2_a5_a7_the_steps_of_one_attack_in_the_record() -> None:
     landed = record["landed"][0]
     assert landed["defence"]["how"] == "block" and landed["defence"]["roll"] == answers[
         0].record["roll"]
+
+
+# --- D100-DEF-8 a foe's own techniques, D100-PARTY-8 focus fire ---------------------------
+
+def _templated(**narrative: object):
+    document = copy.deepcopy(fixture_json("rulesets/harrow.json"))
+    document["combat"] = {"narrative": narrative, "templates": [
+        {"role": "brute", "tracks": {"hp": "70"},
+         "combat": {"defence": "10", "attack": "0", "damage": "1"},
+         "techniques": [{"id": "slam", "label": "Crushing Slam", "undodgeable": True},
+                        {"id": "jab"}]}]}
+    return load_ruleset(document)
+
+
+TEMPLATED = _templated()
+
+
+def test_d100_def_8_a_foe_uses_only_its_own_techniques() -> None:
+    state = fighting(game=TEMPLATED, state=start_state(TEMPLATED, fixture_json(
+        "parties/harrow.json")))
+    after, answers = answer(TEMPLATED, state, '[attack: who="Ogre" target="Ada" '
+                            'technique="crushing slam"]', (0, 1))
+    record = answers[0].record
+    assert (record["technique"], record["undodgeable"]) == ("slam", True)  # D100-DEF-7
+    assert answers[0].text.startswith("Ogre readies Crushing Slam at Ada")
+    _, answers = answer(TEMPLATED, after, '[combat: op="defend" who="Ada"]', (0, 2))
+    row = answers[0].record["landed"][0]
+    assert row["technique"] == "slam" and row["defence"]["undodgeable"] is True
+    _, jab = answer(TEMPLATED, state, '[attack: who="Ogre" target="Ada" technique="jab"]',
+                    (0, 1))
+    assert jab[0].record["technique"] == "jab" and "undodgeable" not in jab[0].record
+    assert 'technique="<Crushing Slam|jab>" (never invent one)' in " ".join(
+        teach_fight(TEMPLATED))
+
+
+def test_d100_def_8_a_made_up_technique_or_a_heros_is_refused_and_changes_nothing() -> None:
+    state = fighting(game=TEMPLATED, state=start_state(TEMPLATED, fixture_json(
+        "parties/harrow.json")))
+    for text, words in (('[attack: who="Ogre" target="Ada" technique="meteor"]',
+                         'Ogre has no technique "meteor" (its own: Crushing Slam, jab'),
+                        ('[attack: who="Ada" target="Ogre" technique="slam"]',
+                         "technique= is for a foe's strike")):
+        after, answers = answer(TEMPLATED, state, text, (0, 1))
+        assert answers[0].reason == "unknown-technique" and words in answers[0].text
+        assert after is state
+    _, answers = answer(GAME, fighting(), '[attack: who="Ogre" target="Ada" technique="x"]',
+                        (0, 1))
+    assert answers[0].reason == "unknown-technique"  # no templates: no techniques at all
+
+
+def test_d100_party_8_focus_fire_rewards_striking_the_same_foe() -> None:
+    state = fighting('[combat: op="start" foe="Ogre" tier="6" count="2"]')
+    _, answers = answer(GAME, state, '[attack: who="Ada" target="Ogre 1"] '
+                        '[attack: who="Bram the Quiet" target="Ogre 1"]', (0, 1))
+    assert "focus" not in parts(answers[0].record)  # the first strike on it: no term
+    assert parts(answers[1].record)["focus"] == 3
+    assert answers[1].record["chance"] == sum(parts(answers[1].record).values())
+    _, apart = answer(GAME, state, '[attack: who="Ada" target="Ogre 1"] '
+                      '[attack: who="Bram the Quiet" target="Ogre 2"]', (0, 1))
+    assert "focus" not in parts(apart[1].record)
+    game = _narrative(focus=5)
+    state = fighting('[combat: op="start" foe="Ogre" tier="6"]', game=game,
+                     state=start_state(game, fixture_json("parties/harrow.json")))
+    _, answers = answer(game, state, '[attack: who="Ada" target="Ogre"] '
+                        '[attack: who="Bram the Quiet" target="Ogre"]', (0, 1))
+    assert parts(answers[1].record)["focus"] == 5
