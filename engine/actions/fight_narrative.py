@@ -639,7 +639,7 @@ def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grade
         record["blow"] = str(formula_value)
     for name, value in effort.rows:
         record[name] = value
-    state, encounter, hp_after, events = _struck(game, state, encounter, at, dealt)
+    state, encounter, hp_after, events = struck(game, state, encounter, at, dealt)
     change = MOMENTUM[grade]
     encounter = _moved(encounter, side, change)
     told = f" {target.name} is {'felled' if target.side == FOES else 'down'}." if not hp_after \
@@ -648,7 +648,7 @@ def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grade
         encounter = _moved(_moved(encounter, side, KILL), target.side, ALLY_DOWN)
         change += KILL
     record["hp"] = hp_after
-    record["hpMax"] = _hp_max(game, state, encounter.combatants[at])
+    record["hpMax"] = hp_max(game, state, encounter.combatants[at])
     record["momentum"] = (encounter.momentum or {}).get(side, 0)
     record["momentumChange"] = change
     shown = "WHIFF" if grade == "miss" else grade.upper()  # D100-GRADE-6
@@ -684,7 +684,7 @@ def _hp(game: Game, state: State, combatant: Combatant) -> int:
     return health.hp if health is not None else 0
 
 
-def _hp_max(game: Game, state: State, combatant: Combatant) -> int:
+def hp_max(game: Game, state: State, combatant: Combatant) -> int:
     if combatant.side == FOES:
         return combatant.hp_max or 0
     who = state.character_index(combatant.name)
@@ -692,7 +692,7 @@ def _hp_max(game: Game, state: State, combatant: Combatant) -> int:
     return health.hp_max if health is not None else 0
 
 
-def _struck(game: Game, state: State, encounter: Encounter, at: int,
+def struck(game: Game, state: State, encounter: Encounter, at: int,
             dealt: int) -> tuple[State, Encounter, int, list[str]]:
     """``dealt`` taken by fighter ``at`` (a hero's temporary points first, never below 0),
     with the rule-card events (CMB-CARD-1): damage, felled or down, and the end when the last
@@ -926,10 +926,12 @@ def land(game: Game, before: State, state: State, answers: list[Answer],
 
 
 def _in_round(answer: Answer) -> bool:
-    """Whether an answer is one of a round's: an attack or a defence."""
+    """Whether an answer is one of a round's: an attack, a defence or an item used (issue 26,
+    ITM-CLS: using an item is the hero's action of the round)."""
     tag = answer.tag
-    return tag.kind == "attack" or (
-        tag.kind == "combat" and tag.attrs.get("op", "").strip().lower() == "defend")
+    op = tag.attrs.get("op" if tag.kind == "combat" else "action", "").strip().lower()
+    return tag.kind == "attack" or (tag.kind == "combat" and op == "defend") or (
+        tag.kind == "inventory" and op == "use" and answer.record.get("used") is True)
 
 
 def _shielded(game: Game, state: State, encounter: Encounter, named: str) -> int | None:

@@ -32,6 +32,7 @@ from .attrs import TEXT, WHO
 from .checks import skill_check
 from .checks.pipeline import value_check
 from .declare import Request, action, attr, request
+from .fight_narrative_use import narrative_use
 
 
 def pool_max(game: Game, character: Character, state: State, pool: str) -> int:
@@ -313,6 +314,8 @@ def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
              kind: str) -> tuple[State, Answer, str | None]:
     """ITM-OUT-2..13: use ``item=`` for ``who=``; the new state, the answer, and the player's
     message for the Use button (``I use my Poultice.``, ITM-OUT-14/16)."""
+    if state.encounter is not None and state.encounter.kind == "narrative":  # issue 26
+        return narrative_use(game, state, request, ctx, kind)
     tag, name, who = request.tag, request.item, request.who
     character = state.characters[who]
     found = _matching(game, state, character, name)
