@@ -388,6 +388,7 @@ class End(Request):
         record={"outcome": "victory, defeat, fled or truce", "rounds": "the rounds fought",
                 "loot": "victory: each felled foe's loot table, its dice and where each drop "
                         "went (ITM-LOOT-12/14); fled, truce and defeat drop nothing",
+                **narrative.XP_RECORD,
                 "events": "end:<outcome> (CMB-CARD-1)"})
 def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="end" outcome=]``: the encounter is over (state.encounter is None); a
@@ -648,13 +649,13 @@ ATTACK_RECORD = {
 }
 
 
-@action("attack", None, Strike, record=ATTACK_RECORD,
+@action("attack", None, Strike, record={**ATTACK_RECORD, **narrative.ATTACK_RECORD},
         reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED, reasons.NO_ENCOUNTER,
                  reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.TARGET_DOWN,
                  reasons.UNKNOWN_WEAPON, reasons.NOT_WORN, reasons.UNKNOWN_BUDGET,
                  reasons.CANNOT_ACT, reasons.NO_TIME, reasons.OUT_OF_REACH,
                  reasons.MISSING_ATTRIBUTE, reasons.UNKNOWN_MODE, reasons.NO_AMMO,
-                 reasons.NOT_LOADED))
+                 reasons.NOT_LOADED, *narrative.ATTACK_REASONS))
 def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= target= with= action= range=]``: one formula-combat attack, of a hero
     on a foe or of a foe on a hero (CMB-ATK-A1..A7, CMB-ATK-7)."""

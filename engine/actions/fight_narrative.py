@@ -83,6 +83,38 @@ STRIKE = "strike"  # what an attack spends: one a round for each fighter
 HOWS = ("dodge", "block", "parry", "sidestep", "counter", "step-in")  # D100-DEF-2, PARTY-6
 
 
+XP_RECORD = {"xp": "a narrative victory: the experience each standing hero got (D100-PARTY-10): "
+                    "field, each, heroes"}
+ATTACK_RECORD = {
+    "chance": "narrative: the hit chance, not clamped (D100-ATK-A3)",
+    "parts": "narrative: each term of the chance: base, tactics, risk, aim, gap, momentum, "
+             "fatigue, focus (only when it counts) — term, value, grade",
+    "roll": "narrative: the d100 (1..100)", "margin": "narrative: chance − roll",
+    "grade": "narrative: critical, clean, solid, glancing, blocked, miss or backfire",
+    "rolled": "narrative: the grade before the target's defence",
+    "multiplier": "narrative: the grade's damage multiplier", "purpose": "narrative: kill, "
+    "subdue, incapacitate or restrained", "blow": "narrative: the damage formula's value",
+    "gap": "narrative: the gap label (D100-RANK-6)",
+    "momentum": "narrative: the side's momentum after", "momentumChange": "narrative: what "
+    "the strike moved it by", "effort": "narrative: the effort word",
+    "effortRank": "narrative: the rank of the effect", "scaledTo": "narrative: the rank it "
+    "was scaled down to (D100-EFF-7)", "overexertion": "narrative: the price of a push: "
+    "rupture, grave or far (D100-OVER-1)", "cost": "narrative: what the effort cost",
+    "pool": "narrative: the pool it drew on", "left": "narrative: that pool after",
+    "max": "narrative: the pool's maximum after a rupture or grave injury",
+    "maxLost": "narrative: what it lost for good", "scar": "narrative: the scar a grave "
+    "injury left", "collapsed": "narrative: pushed far over, the hero collapsed",
+    "landed": "narrative: the announced strikes that landed after the heroes acted "
+              "(D100-PARTY-3), each a strike's record with landed true or false",
+    "announced": "narrative: a foe's strike announced, landing next round (D100-DEF-1)",
+    "lands": "narrative: the round it lands in", "tactics": "narrative: its tactics grade",
+    "risk": "narrative: its risk grade", "aim": "narrative: its aim grade",
+    "undodgeable": "narrative: no defence meets it (D100-DEF-7)",
+    "technique": "narrative: the foe's own technique (D100-DEF-8)", **XP_RECORD}
+"""What a narrative ``[attack:]`` adds to the attack's record (DESIGN.md "Records")."""
+ATTACK_REASONS = (reasons.UNKNOWN_TECHNIQUE,)
+
+
 def fights(game: Game) -> bool:
     """Whether the ruleset fights narratively (DESIGN.md "Which combat")."""
     return combat_kind(game.ruleset) == "narrative"

@@ -44,6 +44,21 @@ SHARE_LOW, SHARE_HIGH = Fraction(1, 20), Fraction(1)
 STATUS_ROUNDS = 2  # ITM-CLS-6: an applied status lasts 2 rounds unless the use says
 
 
+FIGHT_RECORD = {
+    "round": "a narrative fight: the round", "slot": "its place in the reply's tags",
+    "share": "the share of the target's maximum health it moved (ITM-CLS-4)",
+    "moved": "the hit points it moved", "healed": "hit points given back",
+    "status": "the status it applied: name, rounds (ITM-CLS-6)",
+    "element": "its damageType (ITM-CLS-5)", "ignored": "what has no place in the fight "
+    "(ITM-CLS-10)", "events": "damage, felled, end:victory", "damage": "damage dealt",
+    "hp": "the target's hit points after", "hpMax": "its most", **narrative.XP_RECORD}
+"""What an item used in a narrative fight adds to the use's record (ITM-CLS-1..19)."""
+FIGHT_REASONS = (reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.NO_TIME,
+                 reasons.MISSING_ATTRIBUTE, reasons.UNSUPPORTED, reasons.TARGET_DOWN,
+                 reasons.NO_RESOLUTION, reasons.MISSING_DIFFICULTY)
+"""Why a use in a narrative fight is refused besides the use's own reasons."""
+
+
 class Using(Protocol):
     """What a use reads (engine/actions/use.py's ``UseItem``)."""
 

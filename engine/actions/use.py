@@ -32,7 +32,7 @@ from .attrs import TEXT, WHO
 from .checks import skill_check
 from .checks.pipeline import value_check
 from .declare import Request, action, attr, request
-from .fight_narrative_use import narrative_use
+from .fight_narrative_use import FIGHT_REASONS, FIGHT_RECORD, narrative_use
 
 
 def pool_max(game: Game, character: Character, state: State, pool: str) -> int:
@@ -306,8 +306,10 @@ USE_RECORD = {
     "charges": "charges left", "breaks_roll": "the break die", "broke": "it broke (ITM-BRK-4)",
     "player_message": "the Use button: what the player says",
     "item_used": "the Use button: the [item_used] line",
+    **FIGHT_RECORD,  # issue 26: an item used in a narrative fight (ITM-CLS-1..19)
 }
-USE_REASONS = (reasons.NOT_HELD, reasons.NOT_WORN, reasons.NO_USE_LEFT, reasons.NO_DIFFICULTY)
+USE_REASONS = (reasons.NOT_HELD, reasons.NOT_WORN, reasons.NO_USE_LEFT, reasons.NO_DIFFICULTY,
+               *FIGHT_REASONS)
 
 
 def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
