@@ -30,7 +30,7 @@ def parts(record: dict) -> dict[str, int]:
 
 def test_d100_role_2_3_hit_3_the_gm_grades_and_the_engine_does_the_rest() -> None:
     """What the GM may write beyond the grades — a roll, a grade, damage, a gap, momentum —
-    changes nothing: the d100, the gap, momentum and fatigue are the engine's."""
+    changes nothing: the d100, the gap, momentum and fatigue are the engine's (D100-HIT-3)."""
     state = fighting()
     plain = '[attack: who="Ada" target="Ogre" tactics="good"]'
     _, honest = answer(GAME, state, plain, (0, 1))

@@ -1,4 +1,4 @@
-"""Items in a narrative fight (spec/items.md §14, ITM-CLS-1..19; DESIGN.md "Narrative combat",
+"""Items in a narrative fight (spec/items.md §14, the ITM-CLS rules; DESIGN.md "Narrative combat",
 issue 26) on Harrow Vale with items that have a ``use`` (Ada's Grit 10; an Ogre of 70 hit
 points). A heal or attack moves clamp(average / 32, 1/20, 1) of the target's maximum health."""
 
@@ -40,6 +40,10 @@ ENTRIES = [
     _entry("note", "Note", {"kind": "heal"}),
     _entry("token", "Token", {"kind": "buff", "consumes": True, "applies": [
         {"condition": "rattled"}], "gate": {"check": {"skill": "barter"}, "difficulty": 100}}),
+    _entry("relic", "Relic", {"kind": "buff", "applies": [{"condition": "rattled"}],
+                              "gate": {"check": {"skill": "barter"}, "difficulty": 100,
+                                       "unless": {"value": {"abilityScore": "brawn"},
+                                                  "atLeast": 2}}}),
 ]
 
 
@@ -241,3 +245,10 @@ def test_itm_cls_1_3_an_item_the_gm_invented_like_a_ruleset_item_does_what_that_
     after, done = use('[inventory: action="use" item="Hot coal"]', state, 2)
     assert done.ok and done.record.get("used") is True, done
     assert done.record["damage"] == 4 and ogre(after) == 66
+
+
+def test_itm_cls_15_the_gate_is_skipped_when_unless_holds() -> None:
+    _, done = use('[inventory: action="use" item="Relic"]')  # Ada's Brawn 2
+    assert done.record["gate"] == "skipped" and done.record["status"]["name"] == "rattled"
+    _, refused_bram = use('[inventory: action="use" item="Relic" who="Bram the Quiet"]')
+    assert refused_bram.reason == reasons.NOT_HELD  # Bram carries none
