@@ -49,6 +49,7 @@ from ..ruleset.combat import Attack
 from ..ruleset.fight import ROLL_HIGH, Combat
 from ..ruleset.formula import Number
 from . import fight_narrative as narrative
+from . import fight_narrative_spoils as narrative_spoils
 from .answers import Answer, accepted, refused
 from .attrs import RAW, TEXT
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
@@ -387,6 +388,7 @@ class End(Request):
         record={"outcome": "victory, defeat, fled or truce", "rounds": "the rounds fought",
                 "loot": "victory: each felled foe's loot table, its dice and where each drop "
                         "went (ITM-LOOT-12/14); fled, truce and defeat drop nothing",
+                **narrative.XP_RECORD,
                 "events": "end:<outcome> (CMB-CARD-1)"})
 def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="end" outcome=]``: the encounter is over (state.encounter is None); a
@@ -406,6 +408,10 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
     if outcome == "victory":
         state, words = _won(game, state, encounter, ctx, record)
         text += words
+        if narrative.fights(game):  # issue 26: D100-PARTY-10, the victors' experience
+            state, extra, words = narrative_spoils.won(game, state, encounter, ctx)
+            record.update(extra)
+            text += words
     record["events"] = [f"end:{outcome}"]  # CMB-CARD-1: combat end
     return fight_over(state), accepted(request.tag, text, record)
 
@@ -466,6 +472,8 @@ class Strike(Request):
                      shown="stamina")
     undodgeable: str = attr(TEXT, 'narrative: "yes" for a strike no defence can meet '
                             "(D100-DEF-7)", shown="no")
+    technique: str = attr(TEXT, "narrative: a foe's technique, one of its template's "
+                          "techniques (D100-DEF-8)", shown="none")
 
 
 def _target(game: Game, state: State, encounter: Encounter, attacker: Combatant,
@@ -641,13 +649,13 @@ ATTACK_RECORD = {
 }
 
 
-@action("attack", None, Strike, record=ATTACK_RECORD,
+@action("attack", None, Strike, record={**ATTACK_RECORD, **narrative.ATTACK_RECORD},
         reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED, reasons.NO_ENCOUNTER,
                  reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.TARGET_DOWN,
                  reasons.UNKNOWN_WEAPON, reasons.NOT_WORN, reasons.UNKNOWN_BUDGET,
                  reasons.CANNOT_ACT, reasons.NO_TIME, reasons.OUT_OF_REACH,
                  reasons.MISSING_ATTRIBUTE, reasons.UNKNOWN_MODE, reasons.NO_AMMO,
-                 reasons.NOT_LOADED))
+                 reasons.NOT_LOADED, *narrative.ATTACK_REASONS))
 def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= target= with= action= range=]``: one formula-combat attack, of a hero
     on a foe or of a foe on a hero (CMB-ATK-A1..A7, CMB-ATK-7)."""

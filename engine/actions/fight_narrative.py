@@ -9,8 +9,9 @@ its ``start``, ``join``, ``end`` and ``attack`` here when the ruleset fights nar
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Protocol
 
@@ -41,7 +42,6 @@ from ..rules.narrative import (
     KILL,
     MOMENTUM,
     MULTIPLIERS,
-    OVER,
     RANKS,
     RISK,
     TACTICS,
@@ -70,7 +70,8 @@ from ..rules.narrative import (
 from ..rules.sheet import SheetView
 from ..rules.state import Announced, Combatant, Defence, Encounter, State
 from ..ruleset import Formula, combat_kind, parse_formula
-from ..ruleset.fight import Narrative
+from ..ruleset.fight import Narrative, Overexertion, Technique
+from . import fight_narrative_spoils as spoils
 from .answers import Answer, accepted, refused
 from .attrs import TEXT
 from .declare import Request, action, attr, request
@@ -80,6 +81,38 @@ DEFAULT_DAMAGE = "10"  # DESIGN.md: the blow before the grade's multiplier
 FITTING = "fitting"  # D100-PARTY-9: count="fitting"
 STRIKE = "strike"  # what an attack spends: one a round for each fighter
 HOWS = ("dodge", "block", "parry", "sidestep", "counter", "step-in")  # D100-DEF-2, PARTY-6
+
+
+XP_RECORD = {"xp": "a narrative victory: the experience each standing hero got (D100-PARTY-10): "
+                    "field, each, heroes"}
+ATTACK_RECORD = {
+    "chance": "narrative: the hit chance, not clamped (D100-ATK-A3)",
+    "parts": "narrative: each term of the chance: base, tactics, risk, aim, gap, momentum, "
+             "fatigue, focus (only when it counts) — term, value, grade",
+    "roll": "narrative: the d100 (1..100)", "margin": "narrative: chance − roll",
+    "grade": "narrative: critical, clean, solid, glancing, blocked, miss or backfire",
+    "rolled": "narrative: the grade before the target's defence",
+    "multiplier": "narrative: the grade's damage multiplier", "purpose": "narrative: kill, "
+    "subdue, incapacitate or restrained", "blow": "narrative: the damage formula's value",
+    "gap": "narrative: the gap label (D100-RANK-6)",
+    "momentum": "narrative: the side's momentum after", "momentumChange": "narrative: what "
+    "the strike moved it by", "effort": "narrative: the effort word",
+    "effortRank": "narrative: the rank of the effect", "scaledTo": "narrative: the rank it "
+    "was scaled down to (D100-EFF-7)", "overexertion": "narrative: the price of a push: "
+    "rupture, grave or far (D100-OVER-1)", "cost": "narrative: what the effort cost",
+    "pool": "narrative: the pool it drew on", "left": "narrative: that pool after",
+    "max": "narrative: the pool's maximum after a rupture or grave injury",
+    "maxLost": "narrative: what it lost for good", "scar": "narrative: the scar a grave "
+    "injury left", "collapsed": "narrative: pushed far over, the hero collapsed",
+    "landed": "narrative: the announced strikes that landed after the heroes acted "
+              "(D100-PARTY-3), each a strike's record with landed true or false",
+    "announced": "narrative: a foe's strike announced, landing next round (D100-DEF-1)",
+    "lands": "narrative: the round it lands in", "tactics": "narrative: its tactics grade",
+    "risk": "narrative: its risk grade", "aim": "narrative: its aim grade",
+    "undodgeable": "narrative: no defence meets it (D100-DEF-7)",
+    "technique": "narrative: the foe's own technique (D100-DEF-8)", **XP_RECORD}
+"""What a narrative ``[attack:]`` adds to the attack's record (DESIGN.md "Records")."""
+ATTACK_REASONS = (reasons.UNKNOWN_TECHNIQUE,)
 
 
 def fights(game: Game) -> bool:
@@ -301,7 +334,7 @@ def begin_round(encounter: Encounter, ctx: TurnContext) -> Encounter:
                   for c in encounter.combatants)
     return encounter.model_copy(update={"round": number, "turn": ctx.turn_key,
                                         "combatants": fresh, "momentum": momentum,
-                                        "defences": ()})
+                                        "defences": (), "struck": ()})
 
 
 def _moved(encounter: Encounter, side: str, change: int) -> Encounter:
@@ -342,6 +375,8 @@ class Graded(Protocol):
     def pool(self) -> str: ...
     @property
     def undodgeable(self) -> str: ...
+    @property
+    def technique(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,6 +417,8 @@ class Effort:
     factor: Fraction = Fraction(1)
     rows: tuple[tuple[str, Any], ...] = ()
     text: str = ""
+    collapses: bool = False
+    """D100-OVER-1: pushed far over, the hero collapses once the effect has happened."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,7 +444,8 @@ def pool_now(game: Game, state: State, who: int, pool: str) -> tuple[int, int]:
     """A hero's pool as it is now and at most."""
     character = state.characters[who]
     row = next(p for p in game.ruleset.live.pools if p.id == pool)
-    most = int(SheetView(game, character, state, items_apply=False).value(row.max))
+    most = character.most(pool, SheetView(game, character, state, items_apply=False).value(
+        row.max))
     return character.pools.get(pool, most), most
 
 
@@ -457,10 +495,9 @@ def _effort(game: Game, state: State, who: int, rank: str, pool: str | None, wor
         rows.append(("scaledTo", RANKS[wanted]))
         text = f" ({written} scaled down to rank {RANKS[wanted]})"
     elif cost > current:  # D100-OVER-1: pushed past the limit
-        steps = _narrative(game)
-        over_steps = (steps.overexertion.model_dump() if steps is not None
-                      and steps.overexertion is not None else OVER)
-        price = overexertion(wanted - (reach if reach is not None else -1), over_steps)
+        over = _over(game)
+        steps = {"rupture": over.rupture, "grave": over.grave, "far": over.far}
+        price = overexertion(wanted - (reach if reach is not None else -1), steps)
         cost = current
         rows.append(("overexertion", price))
         text = f" (pushed past the limit: {price})"
@@ -468,11 +505,67 @@ def _effort(game: Game, state: State, who: int, rank: str, pool: str | None, wor
     state = state.with_character(who, character.model_copy(update={
         "pools": {**character.pools, pool: current - cost}}))
     rows += [("cost", cost), ("pool", pool), ("left", current - cost)]
-    if price == "far":  # D100-OVER-1: it succeeds, and the hero collapses, bleeding out
-        health = hero_health(game, state, who)
-        if health is not None:
-            state, _ = hurt(game, state, who, health.hp + health.temporary)
-    return state, Effort(effort_damage(own - wanted), tuple(rows), text)
+    if price in ("rupture", "grave"):
+        state, row, text = _scarred(game, state, who, pool, most, price)
+        rows += row
+    return state, Effort(effort_damage(own - wanted), tuple(rows), text, price == "far")
+
+
+def _over(game: Game) -> Overexertion:
+    """D100-OVER-1, OQ-D100-8: the ruleset's ``combat.narrative.overexertion``, else the
+    defaults (thresholds 1, 2, 3 ranks over; a rupture keeps 4/5, a grave injury 1/2)."""
+    narrative = _narrative(game)
+    if narrative is not None and narrative.overexertion is not None:
+        return narrative.overexertion
+    return Overexertion()
+
+
+def _scarred(game: Game, state: State, who: int, pool: str, most: int,
+             price: str) -> tuple[State, list[tuple[str, Any]], str]:
+    """D100-OVER-1: the permanent price of a push — a rupture leaves the pool's maximum at
+    ``ruptureKeeps`` (4/5) of what it was, a grave injury at ``graveKeeps`` (1/2) and puts its
+    ``scar`` condition on the sheet for life; both rounded down, kept in the character's
+    ``lost`` so every later read of the maximum (a rest too) counts it."""
+    over = _over(game)
+    keeps = _exact(over.rupture_keeps if price == "rupture" else over.grave_keeps)
+    after = math.floor(most * keeps)
+    character = state.characters[who]
+    lost = {**character.lost, pool: character.lost.get(pool, 0) + most - after}
+    update: dict[str, Any] = {"lost": lost, "pools": {
+        **character.pools, pool: min(character.pools.get(pool, after), after)}}
+    rows: list[tuple[str, Any]] = [("max", after), ("maxLost", most - after)]
+    text = f" (pushed past the limit: {price}, {pool} max {most} → {after} for good"
+    if price == "grave":
+        update["conditions"] = tuple(dict.fromkeys((*character.conditions, over.scar)))
+        rows.append(("scar", over.scar))
+        text += f", and a scar for life: {over.scar}"
+    state = state.with_character(who, character.model_copy(update=update))
+    return state, rows, text + ")"
+
+
+def _collapse(game: Game, state: State, name: str, record: dict[str, Any],
+              events: list[str]) -> tuple[State, str]:
+    """D100-OVER-1, OQ-D100-12: pushed far over, the effect happened and the hero collapses,
+    bleeding out — its hit points at 0 (downed: it does not act, D100-PARTY-7 brings it
+    back), its side's momentum −3 (D100-MOM-4), and the fight lost when no hero stands."""
+    who = state.character_index(name)
+    health = hero_health(game, state, who) if who is not None else None
+    if who is None or health is None or health.hp + health.temporary <= 0:
+        return state, ""
+    state, _ = hurt(game, state, who, health.hp + health.temporary)
+    record["collapsed"] = True
+    events.append(f"down:{name}")
+    text = f" {name} collapses, bleeding out."
+    encounter = state.encounter
+    if encounter is None:  # the blow won the fight
+        return state, text
+    encounter = _moved(encounter, PARTY, ALLY_DOWN)
+    state = state.model_copy(update={"encounter": encounter})
+    if not any(standing(game, state, c) for c in encounter.combatants if c.side == PARTY):
+        events.append("end:defeat")
+        text += " The fight is lost."
+        state = fight_over(state)
+    return state, text
 
 
 def _damage_formula(game: Game) -> Formula:
@@ -519,7 +612,7 @@ def _defence(game: Game, state: State, encounter: Encounter, target: Combatant,
 
 
 def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grades: Grades,
-         effort: Effort, tired: int, key: str, ctx: TurnContext) -> Blow:
+         effort: Effort, tired: int, key: str, ctx: TurnContext, focus: int = 0) -> Blow:
     """D100-ATK-A3..A8: one strike of fighter ``me`` on fighter ``at``: the hit chance and its
     parts (not clamped; ``tired`` is the attacker's fatigue band before its effort), the d100
     keyed by ``key``, the margin's grade, the target's defence,
@@ -538,7 +631,8 @@ def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grade
              Part("aim", AIM[grades.aim], grades.aim),
              Part("gap", gap_term(gap), label),
              Part("momentum", momentum),
-             Part("fatigue", tired))
+             Part("fatigue", tired),
+             *((Part("focus", focus),) if focus else ()))  # D100-PARTY-8: only when it counts
     odds = chance(parts)
     stream = ctx.for_tag(0).stream(key, "d100")
     roll = d100(stream)
@@ -577,7 +671,7 @@ def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grade
         record["blow"] = str(formula_value)
     for name, value in effort.rows:
         record[name] = value
-    state, encounter, hp_after, events = _struck(game, state, encounter, at, dealt)
+    state, encounter, hp_after, events = struck(game, state, encounter, at, dealt)
     change = MOMENTUM[grade]
     encounter = _moved(encounter, side, change)
     told = f" {target.name} is {'felled' if target.side == FOES else 'down'}." if not hp_after \
@@ -586,7 +680,7 @@ def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grade
         encounter = _moved(_moved(encounter, side, KILL), target.side, ALLY_DOWN)
         change += KILL
     record["hp"] = hp_after
-    record["hpMax"] = _hp_max(game, state, encounter.combatants[at])
+    record["hpMax"] = hp_max(game, state, encounter.combatants[at])
     record["momentum"] = (encounter.momentum or {}).get(side, 0)
     record["momentumChange"] = change
     shown = "WHIFF" if grade == "miss" else grade.upper()  # D100-GRADE-6
@@ -604,6 +698,10 @@ def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grade
     state = state.model_copy(update={"encounter": encounter})
     if events and events[-1].startswith("end:"):
         text += " The fight is won." if events[-1] == "end:victory" else " The fight is lost."
+        if events[-1] == "end:victory":  # D100-PARTY-10
+            state, extra, words = spoils.won(game, state, encounter, ctx)
+            record.update(extra)
+            text += words
         state = fight_over(state)
     return Blow(state, record, text, events)
 
@@ -618,7 +716,7 @@ def _hp(game: Game, state: State, combatant: Combatant) -> int:
     return health.hp if health is not None else 0
 
 
-def _hp_max(game: Game, state: State, combatant: Combatant) -> int:
+def hp_max(game: Game, state: State, combatant: Combatant) -> int:
     if combatant.side == FOES:
         return combatant.hp_max or 0
     who = state.character_index(combatant.name)
@@ -626,7 +724,7 @@ def _hp_max(game: Game, state: State, combatant: Combatant) -> int:
     return health.hp_max if health is not None else 0
 
 
-def _struck(game: Game, state: State, encounter: Encounter, at: int,
+def struck(game: Game, state: State, encounter: Encounter, at: int,
             dealt: int) -> tuple[State, Encounter, int, list[str]]:
     """``dealt`` taken by fighter ``at`` (a hero's temporary points first, never below 0),
     with the rule-card events (CMB-CARD-1): damage, felled or down, and the end when the last
@@ -702,6 +800,9 @@ def attack(game: Game, state: State, strike: Graded, ctx: TurnContext) -> tuple[
     at = _target(game, state, encounter, attacker, strike.target)
     if isinstance(at, tuple):
         return state, refused(tag, *at)
+    technique = _technique(game, attacker, strike.technique)
+    if isinstance(technique, tuple):
+        return state, refused(tag, *technique)
     if attacker.side == PARTY:
         who = state.character_index(attacker.name)
         if who is None or hero_health(game, state, who) is None:
@@ -712,13 +813,20 @@ def attack(game: Game, state: State, strike: Graded, ctx: TurnContext) -> tuple[
                               "this round already; nothing was done.")
     notes: list[str] = []
     grades = grades_of(strike, notes)
+    if technique is not None and technique.undodgeable:  # D100-DEF-7/8
+        grades = replace(grades, undodgeable=True)
     combatants = list(encounter.combatants)
     combatants[me] = combatants[me].model_copy(update={"spent": (STRIKE,),
                                                        "risk": grades.risk})
     encounter = encounter.model_copy(update={"combatants": tuple(combatants)})
     target = encounter.combatants[at]
     if attacker.side == FOES:
-        return _announce(state, encounter, attacker, target, grades, notes, tag, ctx)
+        return _announce(state, encounter, attacker, target, grades, notes, tag, ctx,
+                         technique)
+    narrative = _narrative(game)
+    focus = (narrative.focus if narrative is not None else 3) * min(  # D100-PARTY-8
+        encounter.struck.count(target.name), 3)
+    encounter = encounter.model_copy(update={"struck": (*encounter.struck, target.name)})
     who = state.character_index(attacker.name)
     assert who is not None
     pool = _pool(game, PARTY, strike.pool)
@@ -726,25 +834,53 @@ def attack(game: Game, state: State, strike: Graded, ctx: TurnContext) -> tuple[
     paid, effort = _effort(game, state, who, attacker.rank or DEFAULT_RANK, pool,
                            strike.effort, strike.push.strip().casefold() in YES, notes)
     key = f"narrative/{attacker.name.casefold()}/0"
-    done = blow(game, paid, encounter, me, at, grades, effort, tired, key, ctx)
+    done = blow(game, paid, encounter, me, at, grades, effort, tired, key, ctx, focus)
     record = {**done.record, "slot": ctx.ordinal + 1}
-    if done.events:
-        record["events"] = done.events
-    return done.state, accepted(tag, done.text, record, tuple(notes))
+    after, text, events = done.state, done.text, list(done.events)
+    if effort.collapses:
+        after, told = _collapse(game, after, attacker.name, record, events)
+        text += told
+    if events:
+        record["events"] = events
+    return after, accepted(tag, text, record, tuple(notes))
 
 
 NO_HIT_POINTS = ("This ruleset keeps no hit points for heroes (no health pool or health track), "
                  "so nobody can be hurt; nothing was done.")
 
 
+def _technique(game: Game, attacker: Combatant,
+               written: str) -> Technique | tuple[str, str] | None:
+    """D100-DEF-8: ``technique=`` names one of the techniques of the foe's own template (by
+    id or label, any case) — never one made up on the spot; a hero's strike names none."""
+    word = written.strip().casefold()
+    if not word:
+        return None
+    combat = game.ruleset.combat
+    if attacker.side == PARTY:
+        return (reasons.UNKNOWN_TECHNIQUE, f"technique= is for a foe's strike (D100-DEF-8); "
+                f"{attacker.name} is a hero: grade its plan with tactics=; nothing was done.")
+    template = (template_for(game, attacker.role or "")[0]
+                if combat is not None and combat.templates else None)
+    known = template.techniques if template is not None else []
+    found = next((t for t in known if word in (t.id.casefold(), (t.label or "").casefold())),
+                 None)
+    if found is None:
+        names = ", ".join(t.label or t.id for t in known) or "none"
+        return (reasons.UNKNOWN_TECHNIQUE, f'{attacker.name} has no technique "{written[:40]}"'
+                f" (its own: {names}; D100-DEF-8); nothing was done.")
+    return found
+
+
 def _announce(state: State, encounter: Encounter, foe: Combatant, target: Combatant,
-              grades: Grades, notes: list[str], tag: Tag,
-              ctx: TurnContext) -> tuple[State, Answer]:
+              grades: Grades, notes: list[str], tag: Tag, ctx: TurnContext,
+              technique: Technique | None = None) -> tuple[State, Answer]:
     """D100-DEF-1, D100-PARTY-3: a foe's strike is announced now and lands next round, after
-    every hero has acted, unless the foe is down by then."""
+    every hero has acted, unless the foe is down by then; with its ``technique`` (D100-DEF-8)."""
     announced = Announced(foe=foe.name, target=target.name, round=encounter.round,
                           tactics=grades.tactics, risk=grades.risk, aim=grades.aim,
-                          purpose=grades.purpose, undodgeable=grades.undodgeable)
+                          purpose=grades.purpose, undodgeable=grades.undodgeable,
+                          technique=technique.id if technique is not None else None)
     encounter = encounter.model_copy(update={"announced": (*encounter.announced, announced)})
     record: dict[str, Any] = {"round": encounter.round, "attacker": foe.name,
                               "target": target.name, "announced": True,
@@ -753,7 +889,11 @@ def _announce(state: State, encounter: Encounter, foe: Combatant, target: Combat
                               "purpose": grades.purpose, "slot": ctx.ordinal + 1}
     if grades.undodgeable:
         record["undodgeable"] = True
-    text = (f"{foe.name} readies a strike at {target.name}: it lands next round, after every "
+    what = "a strike"
+    if technique is not None:
+        record["technique"] = technique.id
+        what = technique.label or technique.id
+    text = (f"{foe.name} readies {what} at {target.name}: it lands next round, after every "
             f"hero has acted, unless {foe.name} is down by then"
             + (" (it cannot be dodged or blocked)." if grades.undodgeable else "."))
     return state.model_copy(update={"encounter": encounter}), accepted(tag, text, record,
@@ -803,7 +943,8 @@ def land(game: Game, before: State, state: State, answers: list[Answer],
         assert me is not None
         done = blow(game, state, encounter, me, at, grades, Effort(), 0, key, ctx)
         state = done.state
-        rows.append({**done.record, "landed": True})
+        technique = {"technique": strike.technique} if strike.technique else {}
+        rows.append({**done.record, "landed": True, **technique})
         lines.append(done.text.rstrip("."))
         events += done.events
     told = answers[last]
@@ -817,10 +958,12 @@ def land(game: Game, before: State, state: State, answers: list[Answer],
 
 
 def _in_round(answer: Answer) -> bool:
-    """Whether an answer is one of a round's: an attack or a defence."""
+    """Whether an answer is one of a round's: an attack, a defence or an item used (issue 26,
+    ITM-CLS: using an item is the hero's action of the round)."""
     tag = answer.tag
-    return tag.kind == "attack" or (
-        tag.kind == "combat" and tag.attrs.get("op", "").strip().lower() == "defend")
+    op = tag.attrs.get("op" if tag.kind == "combat" else "action", "").strip().lower()
+    return tag.kind == "attack" or (tag.kind == "combat" and op == "defend") or (
+        tag.kind == "inventory" and op == "use" and answer.record.get("used") is True)
 
 
 def _shielded(game: Game, state: State, encounter: Encounter, named: str) -> int | None:
@@ -929,6 +1072,17 @@ def teach_start(game: Game) -> list[str]:
             "fighters and how to fight."]
 
 
+def _teach_techniques(game: Game) -> str:
+    """D100-DEF-8: the foes' own techniques, where the templates give any."""
+    combat = game.ruleset.combat
+    found = {t.label or t.id: None for tpl in (combat.templates if combat else [])
+             for t in tpl.techniques}
+    if not found:
+        return ""
+    return (' A foe uses only its own techniques: technique="<' + "|".join(found)
+            + '>" (never invent one).')
+
+
 def teach_fight(game: Game) -> list[str]:
     """D100-ROLE-1..3: the GM grades, the engine rolls — the grades in a few lines."""
     words = "|".join(effort_ladder(_narrative(game)))
@@ -941,7 +1095,7 @@ def teach_fight(game: Game) -> list[str]:
             'pushes past the limit; pool="mana" for magic).',
             '- A foe announces its strike: [attack: who="<foe>" target="<hero>" ...grades]; it '
             "lands next round after the heroes act, unless the foe is down (describe what is "
-            "coming).",
+            "coming)." + _teach_techniques(game),
             '- A hero meets it: [combat: op="defend" who="<hero>" how="dodge|block|parry|'
             'sidestep|counter"], or how="step-in" for="<ally>".',
             '- More foes: [combat: op="join" foe="<name>" rank="<rank>"]; it ends: [combat: '

@@ -10,6 +10,7 @@ from ..rules.game import Game
 from ..rules.loot import find_table, roll_table
 from ..rules.state import JournalEntry, State
 from ..ruleset.loot import LootTable
+from . import fight_narrative_spoils
 from .answers import Answer, accepted
 from .attrs import WHO_OR_PARTY
 from .declare import Needs, Reader, Refusal, Request, action, attr, request
@@ -63,8 +64,12 @@ def _teach_loot(game: Game) -> list[str]:  # ITM-LOOT-19
 def roll_tag(game: Game, state: State, request: Loot, ctx: TurnContext) -> tuple[State, Answer]:
     """``[loot: table="<id>" who="<name>"]`` (ITM-LOOT-16..19)."""
     tag, table = request.tag, request.table
-    state, record, parts = drop_table(game, state, table, ctx.stream("loot", "draws"),
-                                      request.who)
+    heroes = fight_narrative_spoils.sharers(game, state, ctx) if request.who is None else ()
+    if heroes:  # D100-PARTY-10: a narrative victory's coins split, named items to want/pass
+        state, record, parts = fight_narrative_spoils.loot(game, state, table, ctx, heroes)
+    else:
+        state, record, parts = drop_table(game, state, table, ctx.stream("loot", "draws"),
+                                          request.who)
     text = f"{table.label}: " + ("; ".join(parts) if parts else "nothing dropped") + "."
     journal = JournalEntry(turn=ctx.turn_label, text=f"Loot ({table.label}): "
                            + ("; ".join(parts) if parts else "nothing"))

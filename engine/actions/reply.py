@@ -24,6 +24,7 @@ from . import (
     fight_abilities,
     fight_conditions,
     fight_narrative,
+    fight_narrative_spoils,
     fight_weapons,
     gear,
     loot,
@@ -275,4 +276,5 @@ def _end_of_round(game: Game, before: State, state: State, answers: list[Answer]
     """After a round's attacks: the foes' announced strikes land (issue 26, narrative fights,
     D100-PARTY-3), then conditions count down and are saved against (issue 24)."""
     state, answers = fight_narrative.land(game, before, state, answers, ctx)
+    state = fight_narrative_spoils.after_reply(state, ctx)  # D100-PARTY-10
     return fight_conditions.end_of_round(game, before, state, answers, ctx)

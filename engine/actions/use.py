@@ -32,12 +32,14 @@ from .attrs import TEXT, WHO
 from .checks import skill_check
 from .checks.pipeline import value_check
 from .declare import Request, action, attr, request
+from .fight_narrative_use import FIGHT_REASONS, FIGHT_RECORD, narrative_use
 
 
 def pool_max(game: Game, character: Character, state: State, pool: str) -> int:
     """A pool's max, read from the sheet without what items change (ITM-ABIL-6)."""
     row = next(p for p in game.ruleset.live.pools if p.id == pool)
-    return math.floor(SheetView(game, character, state, items_apply=False).value(row.max))
+    return character.most(pool, SheetView(game, character, state, items_apply=False).value(
+        row.max))
 
 
 def _matching(game: Game, state: State, character: Character, name: str) -> list[int]:
@@ -304,14 +306,18 @@ USE_RECORD = {
     "charges": "charges left", "breaks_roll": "the break die", "broke": "it broke (ITM-BRK-4)",
     "player_message": "the Use button: what the player says",
     "item_used": "the Use button: the [item_used] line",
+    **FIGHT_RECORD,  # issue 26: an item used in a narrative fight (ITM-CLS-1..19)
 }
-USE_REASONS = (reasons.NOT_HELD, reasons.NOT_WORN, reasons.NO_USE_LEFT, reasons.NO_DIFFICULTY)
+USE_REASONS = (reasons.NOT_HELD, reasons.NOT_WORN, reasons.NO_USE_LEFT, reasons.NO_DIFFICULTY,
+               *FIGHT_REASONS)
 
 
 def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
              kind: str) -> tuple[State, Answer, str | None]:
     """ITM-OUT-2..13: use ``item=`` for ``who=``; the new state, the answer, and the player's
     message for the Use button (``I use my Poultice.``, ITM-OUT-14/16)."""
+    if state.encounter is not None and state.encounter.kind == "narrative":  # issue 26
+        return narrative_use(game, state, request, ctx, kind)
     tag, name, who = request.tag, request.item, request.who
     character = state.characters[who]
     found = _matching(game, state, character, name)

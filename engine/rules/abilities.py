@@ -5,7 +5,6 @@ tags are in :mod:`engine.actions.fight_abilities` and :mod:`engine.actions.fight
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from ..ruleset import Entry
@@ -66,7 +65,8 @@ def pool_now(game: Game, state: State, character: Character, pool: str) -> int:
     row = next((p for p in game.ruleset.live.pools if p.id == pool), None)
     if row is None:
         return 0
-    return math.floor(SheetView(game, character, state, items_apply=False).value(row.max))
+    return character.most(pool, SheetView(game, character, state, items_apply=False).value(
+        row.max))
 
 
 def paid(game: Game, state: State, character: Character,

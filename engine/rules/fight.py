@@ -5,7 +5,6 @@ hit points, and the attacks a multiclass hero's action allows. No tags and no se
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -276,7 +275,8 @@ def hero_health(game: Game, state: State, who: int) -> Health | None:
     character = state.characters[who]
     pool = health_pool(game)
     if pool is not None:
-        most = math.floor(SheetView(game, character, state, items_apply=False).value(pool.max))
+        most = character.most(pool.id, SheetView(game, character, state,
+                                                 items_apply=False).value(pool.max))
         return Health(character.pools.get(pool.id, most), most,
                       character.pools.get(f"{pool.id}:temporary", 0))
     track = next((t for t in game.ruleset.live.tracks if t.kind == "health"), None)

@@ -145,3 +145,8 @@ TOO_MANY_TARGETS = _code("too-many-targets",
                          "engine: target= names more foes than the ability's targetCount")
 CANNOT_PAY = _code("cannot-pay", "engine: the hero's pools cannot pay the ability's cost "
                    "(a spell slot, mana)")
+# issue 26 (Combat III): a foe's technique (D100-DEF-8), a won fight's loot record (PARTY-10)
+UNKNOWN_TECHNIQUE = _code("unknown-technique", "D100-DEF-8: technique= names none of the "
+                          "techniques of the foe's template (or a hero wrote it)")
+NO_SPOILS = _code("no-spoils", "D100-PARTY-10: want/pass names no item of a won narrative "
+                  "fight's loot record, or a hero who did not stand at the victory")

@@ -207,7 +207,8 @@ class SheetView:
             return self.character.pools[pool]
         for row in self.game.ruleset.live.pools:
             if row.id == pool:  # ITM-ABIL-6: a pool's max reads the unchanged sheet
-                return self.unchanged().value(row.max, depth + 1)
+                most = self.unchanged().value(row.max, depth + 1)
+                return self.character.most(pool, most) if self.character else most
         return 0
 
     def derived(self, derived: str, depth: int = 0) -> float:

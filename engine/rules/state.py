@@ -8,6 +8,7 @@ object it was given (all-or-nothing).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from functools import cache
 from typing import Any, Literal, Self, get_args
@@ -94,14 +95,23 @@ class Character(StateModel):
     gear_taken: tuple[str, ...] = ()  # ITM-GEAR-11: starting-gear groups already taken
     entries: tuple[str, ...] = ()  # CHK-TAL-1, CHK-PAY-5: catalog entries the character chose
     reactions: tuple[StandingOrder, ...] = ()  # CMB-REACT-3: standing orders (issue 25)
+    # D100-OVER-1 (issue 26): the points each pool's maximum has lost for good by pushing
+    lost: dict[str, int] = Field(default_factory=dict)
 
     @model_serializer(mode="wrap")
     def _reactions_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A character without standing reactions serialises as it did before they existed."""
+        """A character without standing reactions (or lost maxima) serialises as it did
+        before they existed."""
         dumped: dict[str, Any] = handler(self)
-        if not dumped.get("reactions", 1):
-            del dumped["reactions"]
+        for key in ("reactions", "lost"):
+            if not dumped.get(key, 1):
+                del dumped[key]
         return dumped
+
+    def most(self, pool: str, most: float) -> int:
+        """D100-OVER-1: a pool's maximum ``most`` (as the sheet reads it) less what pushing
+        past the limit has taken from it for good, never below 0."""
+        return max(math.floor(most) - self.lost.get(pool, 0), 0)
 
 
 class Taken(StateModel):
@@ -250,6 +260,7 @@ class Announced(StateModel):
     aim: str = "standard"
     purpose: str = "kill"
     undodgeable: bool = False
+    technique: str | None = None  # D100-DEF-8: the foe's own technique, by id
 
 
 class Defence(StateModel):
@@ -295,6 +306,7 @@ class Encounter(StateModel):
     momentum: dict[str, int] | None = None
     announced: tuple[Announced, ...] = ()
     defences: tuple[Defence, ...] = ()
+    struck: tuple[str, ...] = ()  # D100-PARTY-8: whom the heroes struck this round, in order
 
     @model_serializer(mode="wrap")
     def _narrative_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -302,7 +314,7 @@ class Encounter(StateModel):
         dumped: dict[str, Any] = handler(self)
         if dumped.get("momentum", 0) is None:
             del dumped["momentum"]
-        for key in ("announced", "defences"):
+        for key in ("announced", "defences", "struck"):
             if dumped.get(key) == []:
                 del dumped[key]
         return dumped
@@ -314,6 +326,28 @@ class Encounter(StateModel):
             if combatant.name.casefold() == wanted:
                 return index
         return None
+
+
+class Spoil(StateModel):
+    """D100-PARTY-10 (issue 26): one named item of a won narrative fight's loot record, and
+    who of the victors wants it or passes on it so far."""
+
+    name: str
+    item: str | None = None  # catalog reference (None: a plain item)
+    stack_limit: int = Field(default=1, ge=1)
+    count: int = Field(ge=1)
+    want: tuple[str, ...] = ()
+    passed: tuple[str, ...] = ()
+
+
+class Spoils(StateModel):
+    """D100-PARTY-10 (issue 26): the latest won narrative fight — the reply that won it
+    (``turn``), the heroes standing then (who share its coins and settle its loot record) and
+    the named items waiting for their ``want``/``pass``."""
+
+    turn: tuple[int, ...]
+    heroes: tuple[str, ...]
+    items: tuple[Spoil, ...] = ()
 
 
 class State(StateModel):
@@ -329,13 +363,15 @@ class State(StateModel):
     journal: tuple[JournalEntry, ...] = ()
     invented: tuple[InventedItem, ...] = ()  # ITM-PROP-20/21, by name
     encounter: Encounter | None = None  # the fight on now; None out of a fight
+    spoils: Spoils | None = None  # D100-PARTY-10: a won narrative fight's loot record
 
     @model_serializer(mode="wrap")
     def _without_no_encounter(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """Out of a fight the state serialises as it did before fights existed."""
         dumped: dict[str, Any] = handler(self)
-        if dumped.get("encounter", 0) is None:
-            del dumped["encounter"]
+        for key in ("encounter", "spoils"):
+            if dumped.get(key, 0) is None:
+                del dumped[key]
         return dumped
 
     def character_index(self, name: str | None) -> int | None:

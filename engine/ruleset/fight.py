@@ -118,6 +118,15 @@ class TemplateCombat(RulesetModel):
     it, the system default ``combat.attack.damageType``."""
 
 
+class Technique(RulesetModel):
+    """D100-DEF-8, issue 26: a technique a foe of a template may use in a narrative fight
+    (``[attack: technique=]``); ``undodgeable`` ones no defence can meet (D100-DEF-7)."""
+
+    id: Id
+    label: Label | None = None
+    undodgeable: bool = False
+
+
 class Template(RulesetModel):
     """CMB-TPL-1..8: the sheet a foe of a ``role`` gets, as formulas in ``@tier``."""
 
@@ -135,6 +144,11 @@ class Template(RulesetModel):
     tags: list[Id] = Field(default_factory=list, max_length=24)
     """ITM-PLUS-4: the foe's tags, for ``targetIs.tags``."""
     per_hero: int = Field(default=1, ge=1, le=12)
+    techniques: list[Technique] = Field(default_factory=list, max_length=24)
+    """D100-DEF-8, issue 26: the only techniques a foe of this template uses (narrative)."""
+    xp: FormulaText | None = None
+    """D100-PARTY-10, issue 26: the experience a felled foe of this template gives each hero
+    standing at a narrative victory (read at the foe's ``@tier``)."""
     """D100-PARTY-9, issue 26: the foes of this template ``count="fitting"`` brings for each
     standing hero (narrative fights)."""
 
@@ -154,6 +168,12 @@ class Overexertion(RulesetModel):
     rupture: int = Field(default=1, ge=1, le=9)
     grave: int = Field(default=2, ge=1, le=9)
     far: int = Field(default=3, ge=1, le=9)
+    rupture_keeps: float = Field(default=0.8, ge=0, le=1)
+    """D100-OVER-1, issue 26: the share of the pool's maximum a rupture leaves (rounded down)."""
+    grave_keeps: float = Field(default=0.5, ge=0, le=1)
+    """D100-OVER-1, issue 26: the share of the pool's maximum a grave injury leaves."""
+    scar: Id = "scarred"
+    """D100-OVER-1, issue 26: the condition a grave injury leaves on the sheet for life."""
 
 
 class NarrativeBase(RulesetModel):
@@ -179,6 +199,12 @@ class Narrative(RulesetModel):
     restrained: float = Field(default=0.5, ge=0, le=1)
     """D100-DMG-4, issue 26: what a ``purpose="restrained"`` blow keeps of its damage."""
     reckless_target: float = Field(default=1 / 3, ge=0, le=1)
+    focus: int = Field(default=3, ge=0, le=20)
+    """D100-PARTY-8, issue 26: what each ally's earlier strike this round on the same target
+    adds to a hero's hit chance (focus fire; at most three count)."""
+    xp: Id | None = None
+    """D100-PARTY-10, issue 26: the sheet field a victory's experience is added to (none:
+    nobody gains experience)."""
     """D100-DMG-3, issue 26: the damage added to a blow on a target whose own last attack was
     reckless (the spec's "up to one third"); half of it after an aggressive one."""
 

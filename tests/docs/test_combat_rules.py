@@ -13,9 +13,9 @@ from helpers import ROOT
 DOC = ROOT / "docs/combat-rules.md"
 STATUSES = ("tested: ", "not applicable: ", "not applicable yet: ", "out of scope: ", "left: ")
 
-WRITTEN = re.compile(r"\b(CMB|ITM)-([A-Z0-9]+)-(A?)(\d+)((?:\s*(?:\.\.|…|/)\s*A?\d+\b)*)")
+WRITTEN = re.compile(r"\b(CMB|ITM|D100)-([A-Z0-9]+)-(A?)(\d+)((?:\s*(?:\.\.|…|/)\s*A?\d+\b)*)")
 STEP = re.compile(r"(\.\.|…|/)\s*A?(\d+)")
-NAMED = re.compile(r"(?<![a-z])(cmb|itm)_([a-z0-9]+)((?:_a?\d+)+)")
+NAMED = re.compile(r"(?<![a-z])(cmb|itm|d100)_([a-z0-9]+)((?:_a?\d+)+)")
 MAX_RANGE = 40  # a wider "range" is no range of rules but a typo
 
 
@@ -48,6 +48,8 @@ def mentioned(text: str) -> set[str]:
     ("def test_cmb_tpl_5_a_foe", {"CMB-TPL-5"}),
     ("ITM-WPN-10", {"ITM-WPN-10"}),  # not ITM-WPN-1
     ("CMB-TURN-1..900", {"CMB-TURN-1"}),  # no range of rules: only what is written first
+    ("D100-ATK-A3..A5", {"D100-ATK-A3", "D100-ATK-A4", "D100-ATK-A5"}),  # issue 26
+    ("def test_d100_mom_3_4_a_kill", {"D100-MOM-3", "D100-MOM-4"}),
 ])
 def test_mentions_count_each_id_of_a_range(text, expected) -> None:
     assert mentioned(text) == expected
