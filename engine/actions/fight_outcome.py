@@ -197,20 +197,21 @@ def strike(game: Game, state: State, request: Graded, encounter: Encounter,
     events: list[str] = [f"harm:{foe.name}:{dealt}"] if dealt else []
     if points:
         events.append(f"damage:{name}:{points}")
-    ends: Literal["victory", "defeat"] | None = None
     if not foe.hp:
         events.append(f"felled:{foe.name}")
         text += f" {foe.name} is felled."
-        if not any(c.side == "foes" and c.hp for c in encounter.combatants):
-            events.append("end:victory")
-            ends = "victory"
     if points and not after.hp:
         events.append(f"down:{name}")
         text += f" {name} is down."
-        if ends is None and not any(c.side == "party" and standing(game, next_state, c)
-                                    for c in encounter.combatants):
-            events.append("end:defeat")
-            ends = "defeat"
+    # the last foe felled wins, even by a blow that downs the hero; else the last hero down
+    ends: Literal["victory", "defeat"] | None = None
+    if not any(c.side == "foes" and c.hp for c in encounter.combatants):
+        ends = "victory"
+    elif not any(c.side == "party" and standing(game, next_state, c)
+                 for c in encounter.combatants):
+        ends = "defeat"
+    if ends is not None:
+        events.append(f"end:{ends}")
     return Done(next_state, record, text, tuple(events), tuple(notes), ends)
 
 
