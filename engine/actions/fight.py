@@ -254,7 +254,7 @@ JOIN_RECORD = {"round": "the encounter's round (0 before the first attack)",
                "order": "every combatant in initiative order: name, side, initiative, and "
                         "rolls (the initiative dice of those who joined now)",
                "foes": "each new foe's numbers: name, hp, hpMax, defence, attack, damage, "
-                       "role, tier",
+                       "role, tier (outcome fights: name, harm, role, tier)",
                "events": "start, when this begins the fight (CMB-CARD-1)"}
 
 
@@ -632,7 +632,7 @@ ATTACK_RECORD = {
     "hpMax": "the target's most hit points",
     "temporary": "a hero's temporary points left after the strike (they go first, ITM-OUT-4)",
     "events": "damage:<target>:<points> (dealt and taken), down:<hero>, felled:<foe>, "
-              "end:victory, end:defeat (CMB-CARD-1)",
+              "end:victory, end:defeat (CMB-CARD-1); outcome fights: harm:<foe>:<levels>",
     "loot": "a won fight's drops: each felled foe's loot table, its dice and where each drop "
             "went (ITM-LOOT-12/14)",
     "affectedBy": "what affected the attack (CMB-MOD-2): the conditions of attacker and "
