@@ -50,6 +50,7 @@ from ..ruleset.fight import ROLL_HIGH, Combat
 from ..ruleset.formula import Number
 from . import fight_narrative as narrative
 from . import fight_narrative_spoils as narrative_spoils
+from . import fight_outcome as outcome
 from .answers import Answer, accepted, refused
 from .attrs import RAW, TEXT
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
@@ -79,22 +80,29 @@ RANGES = ("near", "far")
 UNARMED = "unarmed"
 
 
-def _fighting(game: Game) -> Refusal | None:
-    """Why this ruleset answers no formula-combat tag, or None when it does."""
+FORMULA = ("formula",)
+BY_TURNS = ("formula", "outcome")
+"""The kinds of combat whose start, join, condition and end are formula combat's (issue 25:
+an outcome fight's foes join, are afflicted and leave the same way)."""
+
+
+def _fighting(game: Game, kinds: tuple[str, ...] = FORMULA) -> Refusal | None:
+    """Why this ruleset answers no tag of ``kinds`` of combat, or None when it does."""
     kind = combat_kind(game.ruleset)
     if kind == "none":
         return Refusal(reasons.NO_COMBAT, 'This ruleset turns fights off ("kind": "none"); '
                        "nothing was done.")
-    if kind != "formula":
+    if kind not in kinds:
         return Refusal(reasons.UNSUPPORTED, f"This ruleset fights with {kind} combat, which "
                        "this version of gmtags does not answer yet (Combat II/III will); "
                        "nothing was done.")
     return None
 
 
-def _in_fight(game: Game, state: State) -> Encounter | Refusal:
+def _in_fight(game: Game, state: State,
+              kinds: tuple[str, ...] = FORMULA) -> Encounter | Refusal:
     """The fight on now, or why there is none to act in."""
-    refusal = _fighting(game)
+    refusal = _fighting(game, kinds)
     if refusal is not None:
         return refusal
     if state.encounter is None:
@@ -201,8 +209,10 @@ def _foes(game: Game, state: State, ctx: TurnContext, encounter: Encounter | Non
         numbers: Stream = ctx.stream("combat", f"foe/{name.casefold()}")
         modifier = foe_modifier(game.ruleset, template, tier, numbers)
         rolled, rolls[name] = _initiative(game, state, ctx, name, None, modifier)
-        found.append(make_foe(game, template, tier, name, joined + offset,
-                              rolled, numbers))
+        made = make_foe(game, template, tier, name, joined + offset, rolled, numbers)
+        if outcome.fights(game):  # CMB-OUTC-4 (issue 25): measured in harm levels
+            made = outcome.harmed(game, template, tier, made, numbers)
+        found.append(made)
     return found
 
 
@@ -215,6 +225,7 @@ def _joined(state: State, encounter: Encounter, new: list[Combatant], rolls: Rol
               "rolls": rolls.get(c.name, [])} for c in combatants]
     foes = [{"name": c.name, "hp": c.hp, "hpMax": c.hp_max, "defence": c.defence,
              "attack": c.attack, "damage": c.damage, "role": c.role, "tier": c.tier}
+            if encounter.kind != "outcome" else outcome.joined(c)  # issue 25: harm levels
             for c in new if c.side == "foes"]
     shown = ", ".join(f"{c.name} {c.initiative}" for c in combatants)
     names = ", ".join(c.name for c in new)
@@ -244,7 +255,7 @@ JOIN_RECORD = {"round": "the encounter's round (0 before the first attack)",
                "order": "every combatant in initiative order: name, side, initiative, and "
                         "rolls (the initiative dice of those who joined now)",
                "foes": "each new foe's numbers: name, hp, hpMax, defence, attack, damage, "
-                       "role, tier",
+                       "role, tier (outcome fights: name, harm, role, tier)",
                "events": "start, when this begins the fight (CMB-CARD-1)"}
 
 
@@ -253,7 +264,7 @@ def _teach_combat(game: Game) -> list[str]:
     fight come with the COMBAT block while one is on (:func:`teach_fight`)."""
     if narrative.fights(game):  # issue 26
         return narrative.teach_start(game)
-    if _fighting(game) is not None or not _combat(game).templates:
+    if _fighting(game, BY_TURNS) is not None or not _combat(game).templates:
         return []
     roles = ", ".join(t.role for t in _combat(game).templates)
     return ['- A fight begins: [combat: op="start" foe="<name>" role="<role>" tier="<1-6>" '
@@ -266,6 +277,8 @@ def teach_fight(game: Game) -> list[str]:
     is on — attacks both ways, who joins, conditions, the end; the engine rolls everything."""
     if narrative.fights(game):  # issue 26
         return narrative.teach_fight(game)
+    if outcome.fights(game):  # issue 25
+        return outcome.teach_fight(game)
     if _fighting(game) is not None:
         return []
     combat = _combat(game)
@@ -323,7 +336,7 @@ def start(game: Game, state: State, request: Start, ctx: TurnContext) -> tuple[S
         return state, refused(request.tag, reasons.MISSING_ATTRIBUTE, NAME_THE_FOE)
     if narrative.fights(game):  # issue 26: narrative d100 combat (spec/combat.md Part B)
         return narrative.start(game, state, request, kinds, notes, ctx)
-    refusal = _fighting(game) or _no_templates(game)
+    refusal = _fighting(game, BY_TURNS) or _no_templates(game)
     if refusal is not None:
         return _refuse(state, request.tag, refusal)
     template = _template(game, request.role, notes)
@@ -335,7 +348,7 @@ def start(game: Game, state: State, request: Start, ctx: TurnContext) -> tuple[S
     heroes: list[Combatant] = []
     rolls: Rolls = {}
     if encounter is None:  # CMB-TURN-2: the first engagement: every hero rolls too
-        encounter = Encounter()
+        encounter = Encounter(kind="outcome" if outcome.fights(game) else "formula")
         heroes = _heroes(game, state, ctx, 0, list(range(len(state.characters))), rolls)
     foes: list[Combatant] = []
     for kind in kinds:
@@ -352,7 +365,7 @@ def join(game: Game, state: State, request: Join, ctx: TurnContext) -> tuple[Sta
     """``[combat: op="join" foe= role= tier= count=]`` (CMB-TURN-5, CMB-TURN-A1)."""
     if narrative.fights(game):  # issue 26: narrative d100 combat (spec/combat.md Part B)
         return narrative.join(game, state, request, request.foe, ctx)
-    encounter = _in_fight(game, state)
+    encounter = _in_fight(game, state, BY_TURNS)
     if isinstance(encounter, Refusal):
         return _refuse(state, request.tag, encounter)
     notes: list[str] = []
@@ -394,7 +407,7 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
     """``[combat: op="end" outcome=]``: the encounter is over (state.encounter is None); a
     victory drops the felled foes' loot (ITM-LOOT-12), nothing else does."""
     # issue 26: a narrative fight ends the same way (its foes drop no loot, ITM-LOOT-13)
-    encounter = (_in_fight(game, state) if not narrative.fights(game)
+    encounter = (_in_fight(game, state, BY_TURNS) if not narrative.fights(game)
                  else state.encounter or Refusal(reasons.NO_ENCOUNTER, narrative.NO_FIGHT))
     if isinstance(encounter, Refusal):
         return _refuse(state, request.tag, encounter)
@@ -474,6 +487,11 @@ class Strike(Request):
                             "(D100-DEF-7)", shown="no")
     technique: str = attr(TEXT, "narrative: a foe's technique, one of its template's "
                           "techniques (D100-DEF-8)", shown="none")
+    # issue 25: the GM's grades of an outcome action (CMB-OUTC-2, OQ-CMB-6)
+    position: str = attr(TEXT, "outcome: controlled, risky or desperate (how hard a failure "
+                         "comes back)", shown="risky")
+    effect: str = attr(TEXT, "outcome: limited, standard or great (how much a success "
+                       "achieves)", shown="standard")
 
 
 def _target(game: Game, state: State, encounter: Encounter, attacker: Combatant,
@@ -622,7 +640,7 @@ ATTACK_RECORD = {
     "hpMax": "the target's most hit points",
     "temporary": "a hero's temporary points left after the strike (they go first, ITM-OUT-4)",
     "events": "damage:<target>:<points> (dealt and taken), down:<hero>, felled:<foe>, "
-              "end:victory, end:defeat (CMB-CARD-1)",
+              "end:victory, end:defeat (CMB-CARD-1); outcome fights: harm:<foe>:<levels>",
     "loot": "a won fight's drops: each felled foe's loot table, its dice and where each drop "
             "went (ITM-LOOT-12/14)",
     "affectedBy": "what affected the attack (CMB-MOD-2): the conditions of attacker and "
@@ -646,6 +664,7 @@ ATTACK_RECORD = {
     "roundEnd": "the round's last attack: each condition saved against or counted down at the "
                 "end of the round (CMB-COND-3..6): who, condition, rounds (left), save, dc, "
                 "rolls, total, saved, ended",
+    **outcome.OUTCOME_RECORD,  # issue 25: an outcome fight's action (CMB-OUTC-1..4)
 }
 
 
@@ -655,13 +674,13 @@ ATTACK_RECORD = {
                  reasons.UNKNOWN_WEAPON, reasons.NOT_WORN, reasons.UNKNOWN_BUDGET,
                  reasons.CANNOT_ACT, reasons.NO_TIME, reasons.OUT_OF_REACH,
                  reasons.MISSING_ATTRIBUTE, reasons.UNKNOWN_MODE, reasons.NO_AMMO,
-                 reasons.NOT_LOADED, *narrative.ATTACK_REASONS))
+                 reasons.NOT_LOADED, reasons.PLAYERS_ROLL, *narrative.ATTACK_REASONS))
 def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= target= with= action= range=]``: one formula-combat attack, of a hero
     on a foe or of a foe on a hero (CMB-ATK-A1..A7, CMB-ATK-7)."""
     if narrative.fights(game):  # issue 26: narrative d100 combat (spec/combat.md Part B)
         return narrative.attack(game, state, request, ctx)
-    encounter = _in_fight(game, state)
+    encounter = _in_fight(game, state, BY_TURNS)
     if isinstance(encounter, Refusal):
         return _refuse(state, request.tag, encounter)
     me = encounter.find(request.who)
@@ -679,6 +698,8 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
     stopped = _cannot_act(game, state, encounter, me)
     if stopped is not None:
         return _refuse(state, request.tag, stopped)
+    if encounter.kind == "outcome":  # issue 25: outcome-based combat (CMB-OUTC-1..4)
+        return _outcome_strike(game, state, request, _round(encounter, ctx), ctx, me, target)
     if attacker.side == "foes":
         return _foe_attack(game, state, encounter, request, ctx, me, target)
     who = state.character_index(attacker.name)
@@ -964,6 +985,27 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
     return _answered(request, next_state, record, text, events, notes, ctx)
 
 
+def _outcome_strike(game: Game, state: State, request: Strike, encounter: Encounter,
+                    ctx: TurnContext, me: int, target: int) -> tuple[State, Answer]:
+    """Issue 25, CMB-OUTC-1..4: a hero's outcome action (engine/actions/fight_outcome.py),
+    and the end of the fight it wins or loses, as a formula strike's."""
+    done = outcome.strike(game, state, request, encounter, ctx, me, target)
+    if isinstance(done, Refusal):
+        return _refuse(state, request.tag, done)
+    next_state, text = done.state, done.text
+    if done.ends == "victory":
+        text += " The fight is won."
+        next_state, words = _won(game, next_state, next_state.encounter or encounter, ctx,
+                                 done.record)
+        text += words
+    elif done.ends == "defeat":
+        text += " The fight is lost."
+    if done.ends is not None:
+        next_state = fight_over(next_state)
+    return _answered(request, next_state, done.record, text, list(done.events),
+                     list(done.notes), ctx)
+
+
 FOE_STRIKE = "strike"  # what a foe's attack spends (its template's attacks a round)
 NO_DAMAGE = Formula("0", Number(0))
 
@@ -1049,4 +1091,6 @@ def attacker_rank(state: State, tag: Tag) -> int:
         return len(encounter.combatants)
     if encounter.kind == "narrative":  # issue 26: every hero first in text order, then foes
         return 0 if encounter.combatants[found].side == "party" else 1
+    if encounter.kind == "outcome" and not any(c.initiative for c in encounter.combatants):
+        return 0  # issue 25: without initiative an outcome fight's actions go in text order
     return found

@@ -31,7 +31,7 @@ from .answers import Answer, accepted, refused
 from .attrs import RAW, TEXT
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
 from .declare import Refusal, Request, action, attr, request
-from .fight import ROUND_OPS, _fighting, _in_fight
+from .fight import BY_TURNS, ROUND_OPS, _fighting, _in_fight
 
 MAX_DC = 999  # dc= is held to 0..999
 
@@ -141,7 +141,7 @@ def _save_label(game: Game, ident: str) -> str:
 
 
 def _teach(game: Game) -> list[str]:
-    if _fighting(game) is not None or not game.ruleset.conditions:
+    if _fighting(game, BY_TURNS) is not None or not game.ruleset.conditions:
         return []
     known = ", ".join(c.label for c in game.ruleset.conditions)
     return ['- A condition in a fight: [combat: op="condition" who="<hero or foe>" '
@@ -165,7 +165,7 @@ def condition(game: Game, state: State, request: Afflict,
               ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="condition" who= add= remove= rounds= save= dc=]``: a combatant gains or
     loses a condition (CMB-COND-1..6; ITM-DEF-3)."""
-    encounter = _in_fight(game, state)
+    encounter = _in_fight(game, state, BY_TURNS)  # issue 25: outcome fights too
     if isinstance(encounter, Refusal):
         return state, refused(request.tag, encounter.reason, encounter.text)
     index = encounter.find(request.who or state.player)

@@ -115,6 +115,9 @@ CANNOT_ACT = _code("cannot-act",
     "CMB-TYPE-2: the attacker is under a condition with noActions")
 COMBAT_ONLY = _code("combat-only",
     "CMB-ATK-2: a [skill_check:] naming the attack or initiative check, which only a fight rolls")
+PLAYERS_ROLL = _code("players-roll",
+    "CMB-OUTC-1: in an outcome fight only heroes roll; what a foe does comes back through the "
+    "hero's roll")
 NO_TIME = _code("no-time",
     "CMB-TURN-12: an attack past the action budget of the round is stamped NO TIME")
 OUT_OF_REACH = _code("out-of-reach",

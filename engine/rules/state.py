@@ -297,7 +297,7 @@ class Encounter(StateModel):
     attacks count one round however many there are."""
 
     round: int = Field(default=0, ge=0)
-    kind: Literal["formula", "narrative"] = "formula"
+    kind: Literal["formula", "narrative", "outcome"] = "formula"
     combatants: tuple[Combatant, ...] = ()
     turn: tuple[int, ...] = ()
     shots: tuple[Shot, ...] = ()  # ITM-AMMO-5/6: what the heroes shot, per stack

@@ -116,6 +116,9 @@ class TemplateCombat(RulesetModel):
     damage_type: str | None = None
     """CMB-TYPE-1, OQ-CMB-9: the damage type of the foe's attacks (``damageType``); without
     it, the system default ``combat.attack.damageType``."""
+    harm: FormulaText | None = None
+    """CMB-OUTC-4, issue 25: in an outcome fight, the foe's harm levels (a minion one or two,
+    a boss six or more), read at ``@tier``; an outcome ruleset's templates need it."""
 
 
 class Technique(RulesetModel):
@@ -209,6 +212,46 @@ class Narrative(RulesetModel):
     reckless (the spec's "up to one third"); half of it after an aggressive one."""
 
 
+POSITIONS = ("controlled", "risky", "desperate")
+"""CMB-OUTC-2, OQ-CMB-6: the positions the GM grades an outcome action with (Forged in the
+Dark's words), least dangerous first."""
+EFFECTS = ("limited", "standard", "great")
+"""CMB-OUTC-2, OQ-CMB-6: the effects the GM grades an outcome action with, smallest first."""
+PositionWord = Literal["controlled", "risky", "desperate"]
+EffectWord = Literal["limited", "standard", "great"]
+FORGED_HARM = (0.25, 0.5, 0.8, 1.0)  # CMB-OUTC-3: a quarter, a half, four-fifths, all
+
+
+class TierReading(RulesetModel):
+    """CMB-OUTC-1, issue 25: how one outcome tier is read both ways — ``effect``: the effect's
+    harm levels are moved by this many (null: nothing is achieved); ``harm``: the position's
+    harm level comes back moved by this many (null: nothing comes back)."""
+
+    effect: int | None = Field(default=0, ge=-3, le=3)
+    harm: int | None = Field(default=None, ge=-3, le=3)
+
+
+class OutcomeRule(RulesetModel):
+    """CMB-OUTC-1..4, OQ-CMB-6, issue 25: outcome-based combat's keys (``combat.outcome``)."""
+
+    check: Id
+    """The skill of ``sheet.skills`` a hero's action rolls, read through the outcome tiers."""
+    dc: int = Field(default=0, ge=-1000, le=1000)
+    """The difficulty it is rolled against (what tiers read ``by: "margin"`` count from)."""
+    harm: list[Annotated[float, Field(gt=0, le=1)]] = Field(
+        default_factory=lambda: list(FORGED_HARM), min_length=1, max_length=8)
+    """f_k: the share of a hero's maximum health one harm of level k takes (OQ-CMB-6)."""
+    effect: dict[EffectWord, Annotated[int, Field(ge=0, le=12)]] = Field(default_factory=dict)
+    """The foe harm levels each effect deals on a full success (limited 1, standard 2, great
+    3 for a word left out)."""
+    position: dict[PositionWord, Annotated[int, Field(ge=0, le=8)]] = Field(
+        default_factory=dict)
+    """The harm level each position brings back (controlled 1, risky 2, desperate 3 for a word
+    left out)."""
+    tiers: dict[Id, TierReading] = Field(default_factory=dict, max_length=8)
+    """Readings by tier id; a tier left out is read by its kind (engine/rules/outcome.py)."""
+
+
 class Against(RulesetModel):
     """CMB-COND-1/2: what attacks against the bearer get, from ``reach`` or from anywhere."""
 
@@ -286,6 +329,7 @@ class Combat(RulesetModel):
     templates: list[Template] = Field(default_factory=list, max_length=24)
     sustain: Sustain | None = None
     narrative: Narrative | None = None
+    outcome: OutcomeRule | None = None  # issue 25: outcome-based combat (CMB-OUTC-1..4)
     conditions: list[CombatCondition] = Field(default_factory=list, max_length=96)
     levels: list[Level] = Field(default_factory=list, max_length=24)
     distance: Distance | None = None

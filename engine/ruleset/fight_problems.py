@@ -23,6 +23,7 @@ from .fight import (
     reference_read,
 )
 from .formula import Formula, references
+from .outcome_problems import outcome_problems
 from .pointers import Problem, duplicates, pointer
 from .ruleset import Ruleset
 from .values import ValueRef
@@ -47,6 +48,7 @@ def fight_problems(ruleset: Ruleset, value_problems: ValueCheck) -> list[Problem
         problems += _templates(ruleset, combat)
         problems += _defences(ruleset, combat, value_problems)
         problems += _sheet_hides(ruleset, combat)
+        problems += outcome_problems(ruleset, combat)  # CMB-OUTC-1..4 (issue 25)
     problems += _item_damage(ruleset)
     problems += ability_problems(ruleset)  # CMB-REACT-4, CMB-SUS-1, CMB-ABIL-1..3 (issue 25)
     return problems
@@ -129,7 +131,7 @@ def _formula_places(combat: Combat) -> Iterator[tuple[Where, Formula, frozenset[
         fight = template.combat
         written: tuple[tuple[str, Formula | None], ...] = (
             ("defence", fight.defence), ("attack", fight.attack), ("damage", fight.damage),
-            ("attacks", fight.attacks))
+            ("attacks", fight.attacks), ("harm", fight.harm))
         for key, formula in written:
             if formula is not None:
                 yield (*where, "combat", key), formula, tier, False

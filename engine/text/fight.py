@@ -20,6 +20,7 @@ from ..rules.state import Character, Combatant, Encounter, FightCondition, State
 from ..rules.tracks import health_bar, track_max, track_value
 from ..ruleset.sheet import Track
 from .fight_narrative import narrative_block
+from .fight_outcome import outcome_block
 
 
 def combat_block(game: Game, state: State) -> str:
@@ -27,6 +28,8 @@ def combat_block(game: Game, state: State) -> str:
     encounter = state.encounter
     if encounter is not None and encounter.kind == "narrative":  # issue 26: Part B
         return narrative_block(game, state)
+    if encounter is not None and encounter.kind == "outcome":  # issue 25: A.4
+        return outcome_block(game, state)
     if encounter is None or game.ruleset.combat is None:
         return ""
     stream = Stream(state.seed, (encounter.round,), "combat/prompt")

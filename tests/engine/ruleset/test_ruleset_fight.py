@@ -338,5 +338,5 @@ def test_every_fixture_ruleset_still_loads_with_the_typed_block(name) -> None:
         assert game.ruleset.combat.model_dump(by_alias=True, exclude_unset=True) == written
     # skirmish*.json and srd5.json fight by formula (tests/engine/test_fight*.py, test_weapons.py)
     expected = ("formula",) if name.startswith("skirmish") or name == "srd5" else (
-        "narrative", "symbol-pool")
+        "outcome",) if name.startswith("outcome") else ("narrative", "symbol-pool")
     assert combat_kind(game.ruleset) in expected

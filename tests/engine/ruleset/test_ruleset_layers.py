@@ -20,7 +20,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("items", "fight", "abilities"),                  # the item and combat blocks, catalogs,
                                                       # an entry's fight keys
     ("ruleset",),                                     # the whole file
-    ("versions", "references"),                       # checks: features and references
+    ("versions", "references", "outcome_problems"),   # checks: features, references, the
+                                                      # outcome keys (issue 25)
     ("resolution_problems", "fight_problems"),        # checks of the resolution, combat blocks
     ("problems",),                                    # validate: every check, in file order
 )
