@@ -116,6 +116,10 @@ class TemplateCombat(RulesetModel):
     damage_type: str | None = None
     """CMB-TYPE-1, OQ-CMB-9: the damage type of the foe's attacks (``damageType``); without
     it, the system default ``combat.attack.damageType``."""
+    hardness: FormulaText | None = None
+    """ITM-HARD-1 (issue 25): a creature's own hardness, in a spending-style pool fight."""
+    reduction: FormulaText | None = None
+    """ITM-FLOOR-2 (issue 25): what the foe takes off a pool hit's damage (its armour)."""
 
 
 class Template(RulesetModel):
@@ -249,6 +253,23 @@ class HideSource(RulesetModel):
     kind: Literal["resist", "vulnerable", "immune", "conditionImmunities"]  # OQ-25
 
 
+class PoolCombat(RulesetModel):
+    """Issue 25, spec/items.md §12.3, glossary "Spending / taking style": how a ``dice-pool``
+    ruleset's fights use initiative and armour (the spec's combat page is missing; these are
+    the smallest keys its rules need, docs/rulesets.md "Pool fights")."""
+
+    style: Literal["spending", "taking"] | None = None
+    """Where initiative is a number attacks shift: ``spending`` (hardness applies, no floor,
+    ITM-HARD-1..3, ITM-FLOOR-3) or ``taking`` (a hit takes initiative instead of dealing
+    damage, ITM-ONHIT-4); without it initiative only orders the round."""
+    hardness: ValueRef | None = None
+    """ITM-HARD-1/4: a hero's hardness, read from its sheet as it joins (its armour's, through
+    ``itemStat``). Only with the spending style (ITM-HARD-3)."""
+    reduction: ValueRef | None = None
+    """ITM-FLOOR-2, ITM-ARM-9: a hero's damage reduction against a pool hit, read from its
+    sheet when hit (its armour's, through ``itemStat``)."""
+
+
 class Combat(RulesetModel):
     """The ``combat`` block."""
 
@@ -269,6 +290,8 @@ class Combat(RulesetModel):
     """ITM-DEF-13: the damage vocabulary; without it damage words are free text."""
     sheet_hides: list[HideSource] | None = Field(default=None, max_length=8)
     """ITM-HIDES-1: up to 8 sources (an empty list is allowed)."""
+    pool: PoolCombat | None = None
+    """Issue 25: a ``dice-pool`` ruleset's initiative style, hardness and damage reduction."""
 
     @property
     def turn_actions(self) -> tuple[TurnAction, ...]:
