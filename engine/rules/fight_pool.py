@@ -28,6 +28,7 @@ from fractions import Fraction
 
 from ..ruleset.formula import Dice, Formula, Number, dice_terms
 from ..ruleset.resolution import PoolResolution
+from .state import Combatant
 
 
 def clamp(value: int, low: int, high: int) -> int:
@@ -164,3 +165,12 @@ def taken(attacker: int, target: int, successes: int) -> tuple[int, int]:
     taken."""
     moved = min(max(successes, 0), max(target, 0))
     return attacker + moved, target - moved
+
+
+def pool_parts(combatant: Combatant) -> list[str]:
+    """What the COMBAT block adds for a pool fight's combatant: its hardness (ITM-HARD-1) and
+    a foe's damage reduction, where they are above 0."""
+    parts = [f"hardness {combatant.hardness}"] if combatant.hardness else []
+    if combatant.reduction:
+        parts.append(f"reduction {combatant.reduction}")
+    return parts

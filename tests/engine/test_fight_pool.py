@@ -35,6 +35,7 @@ from engine.rules.sheet import SheetView
 from engine.rules.state import State, plain_canonical
 from engine.ruleset import parse_formula
 from engine.ruleset.resolution import PoolResolution
+from engine.text.fight import combat_block
 
 DOCUMENT = fixture_json("rulesets/gravewatch-fights.json")
 PARTY = fixture_json("parties/gravewatch-fights.json")
@@ -363,3 +364,25 @@ def test_a_swipe_that_rewords_the_reply_rolls_the_same() -> None:
     second, other = answer(GAME, state, tags + " Fog rolls in over the ditch.", (1, 0))
     assert [a.record for a in one_way] == [a.record for a in other]
     assert plain_canonical(first) == plain_canonical(second)
+
+
+def test_itm_hard_1_the_combat_block_shows_hardness_and_reduction() -> None:
+    state = fighting(WARDEN)
+    block = combat_block(GAME, state)
+    assert "hp 8/8; defence 1; hardness 6; reduction 1" in block  # the warden
+    assert "defence 1; hardness 1" in block  # Ada in her Oilskin coat
+
+
+def test_cmb_atk_5_a_critical_doubles_the_extra_damage_dice() -> None:
+    """The pool's exceptional success (CHK-POOL-24) is the critical; OQ-CMB-3 read for pools:
+    the damage expression's dice count twice."""
+    game = changed(put(("resolution", "exceptional"), {"successes": 3}))
+    state = fighting(WARDEN, game)
+    _, record, _ = strike_until(game, state,
+                                '[attack: who="Ada" target="Warden" with="unarmed"]',
+                                lambda r: r["result"] == "critical")
+    assert record["successes"] >= 3 and len(record["damageRolls"][0]) == 2
+    _, plain, _ = strike_until(game, state,
+                               '[attack: who="Ada" target="Warden" with="unarmed"]',
+                               lambda r: r["result"] == "hit")
+    assert plain["successes"] < 3 and len(plain["damageRolls"][0]) == 1
