@@ -17,7 +17,7 @@ from ..rules.armour import defences_of, foe_defences, typed_damage
 from ..rules.checks.modifiers import sources
 from ..rules.checks.read import CheckRead, Rolled
 from ..rules.context import TurnContext
-from ..rules.fight import Health, hurt, standing
+from ..rules.fight import Health, hurt, in_order, standing
 from ..rules.fight_conditions import Edge, fight_over
 from ..rules.fight_pool import (
     PoolDamage,
@@ -250,10 +250,10 @@ def pool_strike(game: Game, state: State, encounter: Encounter, tag: Any, ctx: T
         text += f", takes {mine - encounter.combatants[aim.me].initiative} initiative " \
                 f"({hero.name} {mine}, {foe.name} {theirs})"
     elif result != "miss":
-        formula = aim.weapon.damage if aim.weapon is not None else None
-        kind = aim.weapon.damage_type if aim.weapon is not None else None
-        if formula is None:
-            formula, kind = rule.damage, kind or rule.damage_type
+        # OQ-26: the weapon's damage dice (a weapon without dice adds none); unarmed, the
+        # system's damage formula's
+        formula = aim.weapon.damage if aim.weapon is not None else rule.damage
+        kind = (aim.weapon.damage_type if aim.weapon is not None else None) or rule.damage_type
         faces = extra_faces(game, formula, result == "critical",
                             ctx.for_tag(0).stream(key, "damage"))
         least = 0 if style == "spending" else floor_of(game, aim.armed)  # ITM-FLOOR-2/3
@@ -294,8 +294,9 @@ def pool_strike(game: Game, state: State, encounter: Encounter, tag: Any, ctx: T
     text += said
     encounter = next_state.encounter or encounter
     events: list[str] = [f"damage:{foe.name}:{record['damage']}"] if record["damage"] else []
-    if took:
+    if took:  # the order of the rounds to come follows the numbers now
         events.append(f"initiative:{hero.name}")
+        next_state = _reordered(next_state)
     if not foe.hp:
         events.append(f"felled:{foe.name}")
         text += f" {foe.name} is felled."
@@ -306,6 +307,15 @@ def pool_strike(game: Game, state: State, encounter: Encounter, tag: Any, ctx: T
             text += words
             next_state = fight_over(next_state)
     return _answered(tag, next_state, record, text, events, aim.notes, ctx)
+
+
+def _reordered(state: State) -> State:
+    """CMB-TURN-3/4: after a taking strike the encounter stands in the new initiative order."""
+    encounter = state.encounter
+    if encounter is None:
+        return state
+    ordered = encounter.model_copy(update={"combatants": in_order(encounter.combatants)})
+    return state.model_copy(update={"encounter": ordered})
 
 
 def _answered(tag: Any, state: State, record: dict[str, Any], text: str, events: list[str],
@@ -441,6 +451,7 @@ def pool_foe_attack(game: Game, state: State, encounter: Encounter, tag: Any, ct
     events: list[str] = [f"damage:{name}:{record['damage']}"] if record["damage"] else []
     if took:
         events.append(f"initiative:{foe.name}")
+        next_state = _reordered(next_state)
     if not after.hp:
         events.append(f"down:{name}")
         text += f" {name} is down."

@@ -311,21 +311,43 @@ def drop_hardness(document: Any) -> None:
         template["combat"].pop("hardness", None)
 
 
+def with_initiative(state: State, **numbers: int) -> State:
+    assert state.encounter is not None
+    combatants = tuple(c.model_copy(update={"initiative": numbers[c.name]})
+                       for c in state.encounter.combatants)
+    return state.model_copy(update={"encounter": state.encounter.model_copy(
+        update={"combatants": combatants})})
+
+
 def test_taking_style_a_hit_takes_initiative_instead_of_damage_and_no_on_hit() -> None:
     """Glossary "Spending / taking style", ITM-ONHIT-4."""
     def marks(document: Any) -> None:
         spade(document)["onHit"] = [{"condition": document["conditions"][0]["id"]}]
     game = changed(put(("combat", "pool"), {"style": "taking"}), drop_hardness, marks)
-    state = fighting(DEAD, game)
+    state = with_initiative(fighting(DEAD, game), Ada=0, Dead=4, Mira=2)
     before = one(state, "Ada").initiative, one(state, "Dead").initiative
     after, record, _ = strike_until(game, state, '[attack: who="Ada" target="Dead"]',
                                     lambda r: r["result"] != "miss")
     moved = min(record["successes"], before[1])
+    assert moved > 0
     assert record["damage"] == 0 and "onHit" not in record
     assert record["initiative"] == {"Ada": before[0] + moved, "Dead": before[1] - moved}
     assert one(after, "Dead").hp == one(state, "Dead").hp
     assert one(after, "Dead").conditions == ()
     assert "initiative:Ada" in record["events"]
+    assert after.encounter is not None  # CMB-TURN-3: highest first now
+    numbers = [c.initiative for c in after.encounter.combatants]
+    assert numbers == sorted(numbers, reverse=True)
+    assert one(after, "Ada").initiative == before[0] + moved
+
+
+def test_itm_wpn_13_a_weapon_without_damage_dice_adds_no_extra_dice() -> None:
+    game = changed(lambda d: spade(d)["damage"].pop("dice"))
+    state = fighting(DEAD, game)
+    _, record, _ = strike_until(game, state, '[attack: who="Ada" target="Dead"]',
+                                lambda r: r["result"] == "hit")
+    assert record["damageRolls"] == [[]]
+    assert record["damage"] == record["successes"]
 
 
 # --- a foe's strike --------------------------------------------------------------------------------
@@ -386,3 +408,14 @@ def test_cmb_atk_5_a_critical_doubles_the_extra_damage_dice() -> None:
                                '[attack: who="Ada" target="Warden" with="unarmed"]',
                                lambda r: r["result"] == "hit")
     assert plain["successes"] < 3 and len(plain["damageRolls"][0]) == 1
+
+
+def test_taking_style_a_foes_hit_takes_the_heros_initiative_and_no_blood() -> None:
+    game = changed(put(("combat", "pool"), {"style": "taking"}), drop_hardness)
+    state = with_initiative(fighting(DEAD, game), Ada=0, Dead=0, Mira=3)
+    after, record, _ = strike_until(game, state, '[attack: who="Dead" target="Mira"]',
+                                    lambda r: r["result"] != "miss")
+    moved = min(record["successes"], 3)
+    assert record["damage"] == 0 and record["initiative"] == {"Dead": moved, "Mira": 3 - moved}
+    assert after.characters[1].pools == state.characters[1].pools
+    assert "initiative:Dead" in record["events"]
