@@ -72,6 +72,7 @@ from .fight_arms import (
     ready,
     spent_with,
 )
+from .fight_pool import Aim, FoeAim, pool_fight, pool_foe, pool_foe_attack, pool_hero, pool_strike
 from .fight_react import react_to_hit, sustain_after_damage  # issue 25: reactions, sustain
 from .loot import drop_table
 
@@ -194,8 +195,8 @@ def _heroes(game: Game, state: State, ctx: TurnContext, joined: int,
     for offset, index in enumerate(indexes):
         name = state.characters[index].name
         rolled, rolls[name] = _initiative(game, state, ctx, name, index, 0)
-        found.append(Combatant(name=name, side="party", initiative=rolled,
-                               joined=joined + offset))
+        found.append(pool_hero(game, state, index, Combatant(  # issue 25: ITM-HARD-1/4
+            name=name, side="party", initiative=rolled, joined=joined + offset)))
     return found
 
 
@@ -209,7 +210,8 @@ def _foes(game: Game, state: State, ctx: TurnContext, encounter: Encounter | Non
         numbers: Stream = ctx.stream("combat", f"foe/{name.casefold()}")
         modifier = foe_modifier(game.ruleset, template, tier, numbers)
         rolled, rolls[name] = _initiative(game, state, ctx, name, None, modifier)
-        made = make_foe(game, template, tier, name, joined + offset, rolled, numbers)
+        made = pool_foe(game, template, make_foe(  # issue 25: ITM-HARD-1, its armour
+            game, template, tier, name, joined + offset, rolled, numbers), numbers)
         if outcome.fights(game):  # CMB-OUTC-4 (issue 25): measured in harm levels
             made = outcome.harmed(game, template, tier, made, numbers)
         found.append(made)
@@ -665,6 +667,15 @@ ATTACK_RECORD = {
                 "end of the round (CMB-COND-3..6): who, condition, rounds (left), save, dc, "
                 "rolls, total, saved, ended",
     **outcome.OUTCOME_RECORD,  # issue 25: an outcome fight's action (CMB-OUTC-1..4)
+    # issue 25: a dice-pool fight (engine/actions/fight_pool.py)
+    "dice": "a pool fight: the dice the strike rolled (ITM-MODE-4, ITM-ARM-3)",
+    "threshold": "a pool fight: the per-die target (ITM-WPN-11, ITM-MODE-5)",
+    "successes": "a pool fight: the successes counted (also total), against defence",
+    "reduction": "a pool fight: the target's damage reduction taken off (ITM-FLOOR-2)",
+    "hardness": "a spending-style strike below the target's hardness: it did nothing "
+                "(ITM-HARD-2)",
+    "initiative": "a taking-style hit: both initiative numbers after it (the event "
+                  "initiative:<attacker> goes with it)",
 }
 
 
@@ -784,6 +795,9 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
     # CMB-ATK-A1, CMB-MOD-1: the conditions of both sides, read before the dice
     edge = attack_edge(game, names_of(state, encounter, me), names_of(state, encounter, target),
                        distance)
+    if pool_fight(game):  # issue 25: a dice-pool fight counts successes (fight_pool.py)
+        return pool_strike(game, state, encounter, request.tag, ctx, Aim(
+            who, me, target, armed, budget, arming, distance, edge, weapon, modifier, notes), _won)
     rolled, result, strike_key = roll_attack(game, view, hero.name, modifier, defence,
                                              len(striker.spent), ctx, edge.lean)
     if result == "hit" and edge.critical:  # CMB-COND-2: a paralysed target's near hit
@@ -911,6 +925,9 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
     # CMB-MOD-1: the conditions of both sides, read before the dice, as for a hero's strike
     edge = attack_edge(game, names_of(state, encounter, me), names_of(state, encounter, target),
                        distance)
+    if pool_fight(game):  # issue 25: a dice-pool fight counts successes (fight_pool.py)
+        return pool_foe_attack(game, state, encounter, request.tag, ctx, FoeAim(
+            me, target, hero, health, defence, distance, edge, notes))
     rolled, result, strike_key = roll_attack(game, SheetView(game, None, state), foe.name,
                                              modifier, defence, len(foe.spent), ctx, edge.lean)
     if result == "hit" and edge.critical:  # CMB-COND-2

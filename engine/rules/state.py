@@ -227,6 +227,10 @@ class Combatant(StateModel):
     reacted: int | None = None
     guard: int = 0
     granted: tuple[str, ...] = ()
+    # issue 25, pool fights (engine/rules/fight_pool.py): the hardness read as it joined
+    # (ITM-HARD-1) and a foe's damage reduction (its template's ``reduction``)
+    hardness: int = 0
+    reduction: int = 0
     # issue 26, narrative fights only (left out of the state elsewhere): the rank letter
     # (D100-RANK-1) and the risk graded on its latest attack (D100-DMG-3)
     rank: str | None = None
@@ -244,7 +248,7 @@ class Combatant(StateModel):
 
 
 _WHEN_SET: dict[str, Any] = {"rank": None, "risk": None, "sustains": None, "reacted": None,
-                              "guard": 0, "granted": []}
+                              "guard": 0, "granted": [], "hardness": 0, "reduction": 0}
 
 
 class Announced(StateModel):

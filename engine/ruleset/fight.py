@@ -119,6 +119,10 @@ class TemplateCombat(RulesetModel):
     harm: FormulaText | None = None
     """CMB-OUTC-4, issue 25: in an outcome fight, the foe's harm levels (a minion one or two,
     a boss six or more), read at ``@tier``; an outcome ruleset's templates need it."""
+    hardness: FormulaText | None = None
+    """ITM-HARD-1 (issue 25): a creature's own hardness, in a spending-style pool fight."""
+    reduction: FormulaText | None = None
+    """ITM-FLOOR-2 (issue 25): what the foe takes off a pool hit's damage (its armour)."""
 
 
 class Technique(RulesetModel):
@@ -318,6 +322,23 @@ class HideSource(RulesetModel):
     kind: Literal["resist", "vulnerable", "immune", "conditionImmunities"]  # OQ-25
 
 
+class PoolCombat(RulesetModel):
+    """Issue 25, spec/items.md §12.3, glossary "Spending / taking style": how a ``dice-pool``
+    ruleset's fights use initiative and armour (the spec's combat page is missing; these are
+    the smallest keys its rules need, docs/rulesets.md "Pool fights")."""
+
+    style: Literal["spending", "taking"] | None = None
+    """Where initiative is a number attacks shift: ``spending`` (hardness applies, no floor,
+    ITM-HARD-1..3, ITM-FLOOR-3) or ``taking`` (a hit takes initiative instead of dealing
+    damage, ITM-ONHIT-4); without it initiative only orders the round."""
+    hardness: ValueRef | None = None
+    """ITM-HARD-1/4: a hero's hardness, read from its sheet as it joins (its armour's, through
+    ``itemStat``). Only with the spending style (ITM-HARD-3)."""
+    reduction: ValueRef | None = None
+    """ITM-FLOOR-2, ITM-ARM-9: a hero's damage reduction against a pool hit, read from its
+    sheet when hit (its armour's, through ``itemStat``)."""
+
+
 class Combat(RulesetModel):
     """The ``combat`` block."""
 
@@ -339,6 +360,8 @@ class Combat(RulesetModel):
     """ITM-DEF-13: the damage vocabulary; without it damage words are free text."""
     sheet_hides: list[HideSource] | None = Field(default=None, max_length=8)
     """ITM-HIDES-1: up to 8 sources (an empty list is allowed)."""
+    pool: PoolCombat | None = None
+    """Issue 25: a ``dice-pool`` ruleset's initiative style, hardness and damage reduction."""
 
     @property
     def turn_actions(self) -> tuple[TurnAction, ...]:

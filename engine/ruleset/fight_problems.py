@@ -49,6 +49,7 @@ def fight_problems(ruleset: Ruleset, value_problems: ValueCheck) -> list[Problem
         problems += _defences(ruleset, combat, value_problems)
         problems += _sheet_hides(ruleset, combat)
         problems += outcome_problems(ruleset, combat)  # CMB-OUTC-1..4 (issue 25)
+        problems += _pool(ruleset, combat, value_problems)  # issue 25: pool fights
     problems += _item_damage(ruleset)
     problems += ability_problems(ruleset)  # CMB-REACT-4, CMB-SUS-1, CMB-ABIL-1..3 (issue 25)
     return problems
@@ -106,6 +107,31 @@ def _economy(ruleset: Ruleset, combat: Combat) -> list[Problem]:
     return problems
 
 
+def _pool(ruleset: Ruleset, combat: Combat, value_problems: ValueCheck) -> list[Problem]:
+    """Issue 25, ITM-HARD-3: ``combat.pool`` needs a ``dice-pool`` resolution, and only a
+    ruleset with the spending style may have hardness (its own or a creature's); the sheet
+    values it reads name what the sheet has."""
+    problems: list[Problem] = []
+    pool = combat.pool
+    kind = ruleset.resolution.kind if ruleset.resolution is not None else None
+    if pool is not None and kind != "dice-pool":
+        _add(problems, ("pool",), 'combat.pool is for a "dice-pool" resolution'
+             + (f', not "{kind}"' if kind else ""))
+    spending = pool is not None and pool.style == "spending"
+    if pool is not None and pool.hardness is not None and not spending:
+        _add(problems, ("pool", "hardness"),
+             'hardness needs combat.pool.style "spending" (ITM-HARD-3)')
+    for index, template in enumerate(combat.templates):
+        if template.combat.hardness is not None and not spending:
+            _add(problems, ("templates", index, "combat", "hardness"),
+                 'hardness needs combat.pool.style "spending" (ITM-HARD-3)')
+    for key in ("hardness", "reduction"):
+        value = getattr(pool, key) if pool is not None else None
+        if value is not None:
+            problems += value_problems(("combat", "pool", key), value, True)
+    return problems
+
+
 def _formula_places(combat: Combat) -> Iterator[tuple[Where, Formula, frozenset[str], bool]]:
     """Every formula of the block with the names its place supplies and whether it may read
     the sheet's fields and derived values (a foe's formulas read only abilities)."""
@@ -131,7 +157,8 @@ def _formula_places(combat: Combat) -> Iterator[tuple[Where, Formula, frozenset[
         fight = template.combat
         written: tuple[tuple[str, Formula | None], ...] = (
             ("defence", fight.defence), ("attack", fight.attack), ("damage", fight.damage),
-            ("attacks", fight.attacks), ("harm", fight.harm))
+            ("attacks", fight.attacks), ("harm", fight.harm), ("hardness", fight.hardness),
+            ("reduction", fight.reduction))
         for key, formula in written:
             if formula is not None:
                 yield (*where, "combat", key), formula, tier, False

@@ -14,6 +14,7 @@ from ..dice import Stream
 from ..rules.abilities import abilities_of, entry_of
 from ..rules.fight import attacks_left, hero_defence
 from ..rules.fight_conditions import held_back
+from ..rules.fight_pool import pool_parts
 from ..rules.game import Game
 from ..rules.sheet import SheetView
 from ..rules.state import Character, Combatant, Encounter, FightCondition, State
@@ -56,7 +57,7 @@ def combatant_line(game: Game, state: State, encounter: Encounter, combatant: Co
         hp = f"hp {combatant.hp or 0}/{combatant.hp_max or 0}"
         if not combatant.hp:
             return f"{who}: FELLED ({hp})"
-        parts = [hp, f"defence {combatant.defence or 0}"]
+        parts = [hp, f"defence {combatant.defence or 0}", *pool_parts(combatant)]  # issue 25
         names = tuple(c.name for c in combatant.conditions)
         parts += _conditions(game, names, combatant.conditions)
         stopped = held_back(game, names)
@@ -73,6 +74,7 @@ def combatant_line(game: Game, state: State, encounter: Encounter, combatant: Co
         return f"{who}: DOWNED ({health})"
     parts = [str(health)] if health is not None else []
     parts.append(f"defence {hero_defence(game, state, index)}")
+    parts += pool_parts(combatant)  # issue 25: ITM-HARD-1
     parts += _conditions(game, character.conditions, combatant.conditions)
     stopped = held_back(game, character.conditions)
     if stopped:
