@@ -39,6 +39,7 @@ from ..rules.fight import (
     whole_number,
 )
 from ..rules.fight_conditions import attack_edge, fight_over, held_back, names_of
+from ..rules.foe_abilities import with_abilities
 from ..rules.formula import foe_modifier, foe_reader, sheet_reader
 from ..rules.game import Game
 from ..rules.sheet import SheetView
@@ -70,6 +71,7 @@ from .fight_arms import (
     ready,
     spent_with,
 )
+from .fight_hp0 import downed
 from .fight_react import react_to_hit, sustain_after_damage  # issue 25: reactions, sustain
 from .loot import drop_table
 
@@ -200,8 +202,8 @@ def _foes(game: Game, state: State, ctx: TurnContext, encounter: Encounter | Non
         numbers: Stream = ctx.stream("combat", f"foe/{name.casefold()}")
         modifier = foe_modifier(game.ruleset, template, tier, numbers)
         rolled, rolls[name] = _initiative(game, state, ctx, name, None, modifier)
-        found.append(make_foe(game, template, tier, name, joined + offset,
-                              rolled, numbers))
+        found.append(with_abilities(game, template, tier, make_foe(  # CMB-ABIL-4/7
+            game, template, tier, name, joined + offset, rolled, numbers), numbers))
     return found
 
 
@@ -613,8 +615,10 @@ ATTACK_RECORD = {
     "hp": "the target's hit points after (a hero's: its health pool or track)",
     "hpMax": "the target's most hit points",
     "temporary": "a hero's temporary points left after the strike (they go first, ITM-OUT-4)",
-    "events": "damage:<target>:<points> (dealt and taken), down:<hero>, felled:<foe>, "
-              "end:victory, end:defeat (CMB-CARD-1)",
+    "events": "damage:<target>:<points> (dealt and taken), down:<hero>, dead:<hero>, "
+              "stable:<hero>, felled:<foe>, end:victory, end:defeat (CMB-CARD-1, CMB-HP0-3/4)",
+    "zeroHp": "a foe's strike that dropped a hero to 0 where 0 has a meaning (CMB-HP0-1..4): "
+              "who, meaning (death, stable), outcome (dead, stable), condition (it got)",
     "loot": "a won fight's drops: each felled foe's loot table, its dice and where each drop "
             "went (ITM-LOOT-12/14)",
     "affectedBy": "what affected the attack (CMB-MOD-2): the conditions of attacker and "
@@ -638,6 +642,8 @@ ATTACK_RECORD = {
     "roundEnd": "the round's last attack: each condition saved against or counted down at the "
                 "end of the round (CMB-COND-3..6): who, condition, rounds (left), save, dc, "
                 "rolls, total, saved, ended",
+    "regenerated": "the round's last attack: each foe that regenerated, or was stopped "
+                   "(CMB-ABIL-7): who, amount, hp, stoppedBy",
 }
 
 
@@ -945,8 +951,8 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
     next_state = state.model_copy(update={"encounter": encounter})
     events: list[str] = [f"damage:{name}:{record['damage']}"] if record["damage"] else []
     if not after.hp:
-        events.append(f"down:{name}")
-        text += f" {name} is down."
+        next_state, said = downed(game, next_state, hero, events, record)  # CMB-HP0-1..4
+        text += said
         if not any(c.side == "party" and standing(game, next_state, c)
                    for c in encounter.combatants):
             # DESIGN.md "Rounds and order": the last hero falls, the fight ends in defeat

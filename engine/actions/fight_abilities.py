@@ -53,6 +53,7 @@ from .fight import (
     turn_action,
 )
 from .fight_arms import picked_up
+from .fight_foes import foe_cast
 
 MAX_TARGETS = 12  # target= names at most this many foes
 
@@ -372,7 +373,8 @@ CAST_RECORD = {
     "paid": "what its cost took from the hero's pools (slot_1:1)",
     "targets": "each target: target, rolls, modifier, total, defence, result (an attack "
                "spell); rolls, total, saved (a save spell); damage (dealt), damageRolls, hp, "
-               "hpMax, affectedBy (typed defences), applied (conditions put on it)",
+               "hpMax, affectedBy (typed defences), applied (conditions put on it); a foe's "
+               "use on heroes also temporary, reaction, sustain, zeroHp (CMB-HP0-1..4)",
     "dc": "a save spell's DC, the caster's", "save": "the save each target makes",
     "damageRolls": "a save spell's damage dice, rolled once",
     "rolled": "a save spell's damage before any save or defence",
@@ -380,8 +382,14 @@ CAST_RECORD = {
     "sustains": "the ability now sustained (CMB-SUS-2)",
     "ended": "what the ability sustained before it ended, and whom it left (CMB-SUS-3/7)",
     "granted": "the turn action granted once more this round (CMB-TURN-17)",
-    "events": "damage:<foe>:<points>, felled:<foe>, end:victory (CMB-CARD-1)",
+    "events": "damage:<target>:<points>, felled:<foe>, end:victory; a foe's use: "
+              "down:<hero>, dead:<hero>, stable:<hero>, end:defeat (CMB-CARD-1, CMB-HP0-3/4)",
     "loot": "a won fight's drops", "recovered": "a won fight's ammunition picked up",
+    "ability": "a foe's use: the id of its template's ability (CMB-ABIL-4)",
+    "left": "a foe's use: the ability's uses left this fight",
+    "regenerated": "the round's last attack: each foe that regenerated, or was stopped "
+                   "(CMB-ABIL-7): who, amount, hp, stoppedBy",
+    "roundEnd": "the round's last attack: the conditions' end of round (CMB-COND-3..6)",
 }
 
 
@@ -403,10 +411,9 @@ def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[Sta
             reasons.UNKNOWN_COMBATANT, f'{request.who[:60]} is not in the fight: [combat: '
             f'op="join" foe="{request.who[:60]}"] first; nothing was done.'))
     caster = encounter.combatants[me]
-    if caster.side == "foes":  # CMB-ABIL-4: a foe fights with its template's attacks
-        return _refuse(state, request, Refusal(
-            reasons.UNSUPPORTED, f"{caster.name} fights with its template's attacks: a "
-            "foe's abilities are not answered by this version of gmtags; nothing was done."))
+    if caster.side == "foes":  # CMB-ABIL-4: a foe's own abilities, from its template
+        return foe_cast(game, state, encounter, me, request.tag, request.use, request.target,
+                        request.range, ctx)
     if not standing(game, state, caster):  # CMB-TURN-8
         return _refuse(state, request, Refusal(
             reasons.DOWNED, f"{caster.name} is down and does not act; nothing was done."))

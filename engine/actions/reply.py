@@ -23,6 +23,7 @@ from . import (
     fight,
     fight_abilities,
     fight_conditions,
+    fight_foes,
     fight_narrative,
     fight_weapons,
     gear,
@@ -217,4 +218,5 @@ def _end_of_round(game: Game, before: State, state: State, answers: list[Answer]
     """After a round's attacks: the foes' announced strikes land (issue 26, narrative fights,
     D100-PARTY-3), then conditions count down and are saved against (issue 24)."""
     state, answers = fight_narrative.land(game, before, state, answers, ctx)
-    return fight_conditions.end_of_round(game, before, state, answers, ctx)
+    settled, answers = fight_conditions.end_of_round(game, before, state, answers, ctx)
+    return fight_foes.regenerate_round(game, before, settled, answers, ctx)  # CMB-ABIL-7

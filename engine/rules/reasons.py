@@ -143,5 +143,7 @@ REACTION_ONLY = _code("reaction-only", "CMB-REACT-5: a reaction is never one of 
                       "actions; it fires from a standing order")
 TOO_MANY_TARGETS = _code("too-many-targets",
                          "engine: target= names more foes than the ability's targetCount")
+USED_UP = _code("used-up", "engine, CMB-ABIL-4: a foe's ability has no uses left this fight "
+                "(its template's uses)")
 CANNOT_PAY = _code("cannot-pay", "engine: the hero's pools cannot pay the ability's cost "
                    "(a spell slot, mana)")

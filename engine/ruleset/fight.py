@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from .base import Id, Label, Labelled, RulesetModel, Text
+from .foe_abilities import FoeAbility, Regenerate, ZeroHp, ZeroMeaning
 from .formula import Formula, FormulaText, Number, Reference
 from .sheet import Sheet
 from .values import ValueRef
@@ -116,6 +117,8 @@ class TemplateCombat(RulesetModel):
     damage_type: str | None = None
     """CMB-TYPE-1, OQ-CMB-9: the damage type of the foe's attacks (``damageType``); without
     it, the system default ``combat.attack.damageType``."""
+    abilities: list[FoeAbility] = Field(default_factory=list, max_length=8)
+    """CMB-ABIL-4/5: its own attacks and abilities (:mod:`.foe_abilities`)."""
 
 
 class Template(RulesetModel):
@@ -137,6 +140,8 @@ class Template(RulesetModel):
     per_hero: int = Field(default=1, ge=1, le=12)
     """D100-PARTY-9, issue 26: the foes of this template ``count="fitting"`` brings for each
     standing hero (narrative fights)."""
+    regenerate: Regenerate | None = None
+    """CMB-ABIL-7: what it regains each round, unless stopped (:mod:`.foe_abilities`)."""
 
 
 class Sustain(RulesetModel):
@@ -204,6 +209,8 @@ class CombatCondition(Defended):
     against: list[Against] = Field(default_factory=list, max_length=8)
     no_actions: bool = False
     """CMB-TYPE-2: the bearer uses no attacks, abilities or potions."""
+    zero_hp: ZeroMeaning | None = None
+    """CMB-HP0-1: what 0 hit points means for a hero bearing it (:mod:`.foe_abilities`)."""
 
     @model_validator(mode="after")
     def _named_once(self) -> CombatCondition:
@@ -259,6 +266,8 @@ class Combat(RulesetModel):
     attack: AttackRule | None = None
     templates: list[Template] = Field(default_factory=list, max_length=24)
     sustain: Sustain | None = None
+    zero_hp: ZeroHp | None = None
+    """CMB-HP0-2..4: the world's death rule (:mod:`.foe_abilities`)."""
     narrative: Narrative | None = None
     conditions: list[CombatCondition] = Field(default_factory=list, max_length=96)
     levels: list[Level] = Field(default_factory=list, max_length=24)
