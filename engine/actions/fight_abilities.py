@@ -52,6 +52,7 @@ from .fight import (
     _target,
     turn_action,
 )
+from .fight_allies import ally_targets, on_allies
 from .fight_arms import picked_up
 from .fight_foes import foe_cast
 
@@ -378,7 +379,10 @@ CAST_RECORD = {
     "dc": "a save spell's DC, the caster's", "save": "the save each target makes",
     "damageRolls": "a save spell's damage dice, rolled once",
     "rolled": "a save spell's damage before any save or defence",
-    "damage": "the damage dealt to all targets", "damageType": "the ability's damage type",
+    "damage": "the damage dealt to all targets",
+    "healed": "an ability aimed at heroes (targets ally or self): what it healed in all "
+              "(each target's row: healed, hp, hpMax, applied)",
+    "damageType": "the ability's damage type",
     "sustains": "the ability now sustained (CMB-SUS-2)",
     "ended": "what the ability sustained before it ended, and whom it left (CMB-SUS-3/7)",
     "granted": "the turn action granted once more this round (CMB-TURN-17)",
@@ -435,8 +439,12 @@ def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[Sta
             reasons.REACTION_ONLY, f"{label} is a reaction: it is used by itself when its "
             "moment comes (a standing order in the party file), never as one of the turn's "
             "actions; nothing was done."))
-    targets = _targets(game, state, encounter, caster, request, ability.target_count) \
-        if ability.aimed else []
+    if ability.for_allies:  # issue 25: a heal or a buff, aimed at heroes of the fight
+        targets = ally_targets(state, encounter, me, request.target, ability.target_count,
+                               chosen.entry.label, ability.targets == "self")
+    else:
+        targets = _targets(game, state, encounter, caster, request, ability.target_count) \
+            if ability.aimed else []
     if isinstance(targets, Refusal):
         return _refuse(state, request, targets)
     budget = _budget(game, request.budget, ability)
@@ -479,7 +487,11 @@ def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[Sta
                 notes.append(f'range="{request.range[:20]}" is not near or far: near was used')
             distance = "near"
         shown = ", ".join(encounter.combatants[i].name for i in targets)
-        if ability.attack_roll or ability.save is None:
+        if ability.for_allies:
+            state, rows, words = on_allies(game, state, encounter, chosen, me, targets, ctx,
+                                           key)
+            encounter = state.encounter or encounter
+        elif ability.attack_roll or ability.save is None:
             encounter, rows, words, events = _attack_spell(
                 game, state, encounter, chosen, me, targets, distance, ctx, key)
         else:
@@ -487,7 +499,10 @@ def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[Sta
                 game, state, encounter, chosen, me, targets, ctx, key)
             record.update(shared)
         record["targets"] = rows
-        record["damage"] = sum(r["damage"] for r in rows)
+        if ability.for_allies:
+            record["healed"] = sum(r.get("healed", 0) for r in rows)
+        else:
+            record["damage"] = sum(r["damage"] for r in rows)
         if ability.damage_type is not None:
             record["damageType"] = ability.damage_type
         text += f" on {shown}: " + "; ".join(words) + "."

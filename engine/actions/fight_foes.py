@@ -48,9 +48,10 @@ from .fight import (
     _target,
 )
 from .fight_hp0 import downed
-from .fight_react import react_to_hit, sustain_after_damage
+from .fight_react import HIT, react_to_hit, sustain_after_damage
 
 MAX_TARGETS = 12  # target= names at most this many heroes
+SPELL = "spell"  # OQ-CMB-11: the trigger of a foe's spell
 
 
 def _refuse(state: State, tag: Tag, refusal: Refusal) -> tuple[State, Answer]:
@@ -128,8 +129,12 @@ def _attack_row(game: Game, state: State, encounter: Encounter, me: int, target:
     if edge.affected_by:
         row["affectedBy"] = list(edge.affected_by)
     said = f"{name}: {rolled.shown}"
-    reacted = react_to_hit(game, state, encounter, target, int(rolled.value), rolled.critical,
-                           defence, result, ctx)
+    reacted = None
+    for on in (SPELL, HIT) if use.spell else (HIT,):  # CMB-REACT-4, OQ-CMB-11
+        reacted = react_to_hit(game, state, encounter, target, int(rolled.value),
+                               rolled.critical, defence, result, ctx, on)
+        if reacted is not None:
+            break
     if reacted is not None:
         state, encounter, defence, result = (reacted.state, reacted.encounter,
                                              reacted.defence, reacted.result)

@@ -44,7 +44,7 @@ def with_abilities(game: Game, template: Template, tier: int, foe: Combatant,
             damage=worked(ability.damage.tree, reader, stream)
             if ability.damage is not None else None,
             damage_type=ability.damage_type or foe.damage_type,  # CMB-TYPE-1
-            targets=ability.targets, left=ability.uses))
+            targets=ability.targets, left=ability.uses, spell=ability.spell or None))
     update: dict[str, Any] = {"abilities": tuple(uses)}
     if regenerate is not None:
         update["regenerate"] = max(evaluate(regenerate.amount, reader, stream).value, 0)

@@ -198,6 +198,7 @@ class FoeUse(StateModel):
     damage_type: str | None = None
     targets: int = 1
     left: int | None = None
+    spell: bool | None = None  # CMB-REACT-4: a spell (None: not one)
 
     @model_serializer(mode="wrap")
     def _only_what_is_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

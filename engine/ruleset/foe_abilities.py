@@ -49,6 +49,9 @@ class FoeAbility(RulesetModel):
     uses: int | None = Field(default=None, ge=1, le=20)
     """Uses per fight; without it, as often as the foe attacks."""
     targets: int = Field(default=1, ge=1, le=12)
+    spell: bool = False
+    """It is a spell: a hero's standing reaction on ``spell`` meets its attack before one on
+    ``hit`` would (CMB-REACT-4, OQ-CMB-11)."""
 
 
 class Regenerate(RulesetModel):

@@ -58,8 +58,10 @@ def test_cmb_abil_4_a_foe_joins_with_its_templates_abilities_read_at_its_tier() 
         # CMB-TYPE-1: without its own type, the foe's (the template's damageType)
         FoeUse(id="bite", label="Bite", to_hit=4, damage="1d10 + 2", damage_type="piercing"))
     troll = one(fighting(TROLL), "Troll")
-    assert troll.abilities == (FoeUse(id="claw", label="Claw", to_hit=3, damage="1d6 + 1",
-                                      damage_type="slashing"),)
+    assert troll.abilities == (
+        FoeUse(id="claw", label="Claw", to_hit=3, damage="1d6 + 1", damage_type="slashing"),
+        FoeUse(id="hex-bolt", label="Hex Bolt", to_hit=5, damage="2d4",
+               damage_type="necrotic", spell=True))
     assert troll.regenerate == 3 and troll.stopped_by == ("fire", "acid")
 
 
@@ -98,6 +100,22 @@ def test_cmb_abil_4_an_attack_ability_rolls_its_to_hit_and_its_own_damage() -> N
     assert more[0].ok  # a new reply is a new round
     _, late = answer(GAME, state, CLAW + ' [attack: who="Troll" target="Brannoc"]', (2, 1))
     assert late[1].reason == reasons.NO_TIME
+
+
+def test_cmb_react_4_a_foes_spell_sets_off_a_reaction_on_spell_before_one_on_hit() -> None:
+    """OQ-CMB-11's ``spell`` trigger: Brannoc's Deflect (+4) meets the troll's Hex Bolt; its
+    Claw, no spell, sets off nothing of his."""
+    state = fighting(TROLL, start_state(GAME, fixture_json("parties/skirmish-foes.json")))
+    bolt = '[attack: who="Troll" use="Hex Bolt" target="Brannoc"]'
+    after, answers = first(state, bolt, lambda a: "reaction" in a[0].record["targets"][0])
+    row = answers[0].record["targets"][0]
+    assert row["reaction"] == {"who": "Brannoc", "use": "Deflect", "ref": "spells/deflect",
+                               "on": "spell", "defence": 15, "added": 4, "before": "hit"}
+    assert row["defence"] == 15 and row["result"] == ("miss" if row["total"] < 15 else "hit")
+    assert one(after, "Brannoc").reacted == answers[0].record["round"]
+    for turn in range(1, 40):
+        _, clawed = answer(GAME, state, CLAW, (1, turn))
+        assert "reaction" not in clawed[0].record["targets"][0]
 
 
 def test_cmb_react_1_a_heroes_reaction_to_being_hit_fires_on_a_foes_ability() -> None:

@@ -821,11 +821,12 @@ class CombatTwo(RuleBasedStateMachine):
 
 
 class SpellsFight(CombatTwo):
-    """Reactions (Ada's Shield), sustained spells (Hold Person, Faerie Fire), Action Surge,
+    """Reactions (Ada's Shield on hit, Brannoc's Deflect on spell), sustained spells (Hold
+    Person, Faerie Fire, Bless on heroes), heals on heroes, Action Surge,
     foes' own abilities (Claw, the breaths, Bite) and a regenerating troll."""
 
     RULESET = "skirmish-foes"
-    PARTY = "skirmish-spells"
+    PARTY = "skirmish-foes"
     ROLES = ("standard", "minion", "troll", "dragon")
 
     def tag_choices(self) -> list[str]:
@@ -840,6 +841,9 @@ class SpellsFight(CombatTwo):
                  for s in spells for f in [*foes, ", ".join(foes)]]
         found += [render("attack", [("who", "Brannoc"), ("target", f)]) for f in foes]
         found.append('[attack: who="Brannoc" use="Action Surge"]')
+        found += ['[attack: who="Ada" use="Bless" target="Ada, Brannoc"]',
+                  '[attack: who="Ada" use="Cure Wounds" target="Brannoc"]',
+                  '[attack: who="Brannoc" use="Second Wind"]']
         for foe in foes:
             found += [render("attack", [("who", foe), ("target", h)]) for h in heroes]
             found += [render("attack", [("who", foe), ("use", u), ("target", h)])
