@@ -73,6 +73,7 @@ from .fight_arms import (
 )
 from .fight_hp0 import downed
 from .fight_react import react_to_hit, sustain_after_damage  # issue 25: reactions, sustain
+from .fight_volley import VOLLEY, named_targets, too_many, volley
 from .loot import drop_table
 
 OUTCOMES = ("victory", "defeat", "fled", "truce")
@@ -442,7 +443,8 @@ class Strike(Request):
     """A hero attacks a foe, or a foe a hero (CMB-ATK-1..7, CMB-ATK-A1..A7; ITM-WPN-6..15)."""
 
     who: str = attr(ATTACKER, "who attacks: a hero, or a foe in the fight", shown="the player")
-    target: str = attr(TEXT, "who is attacked: a foe (for a hero) or a hero (for a foe)",
+    target: str = attr(TEXT, "who is attacked: a foe (for a hero) or a hero (for a foe); "
+                       "comma-separated foes for a mode with targets (ITM-MODE-6)",
                        shown="the only one standing on the other side")
     weapon: str | None = attr(RAW, "a hero's weapon, worn; unarmed without one", name="with",
                               shown="the first worn weapon, else unarmed")
@@ -625,6 +627,8 @@ ATTACK_RECORD = {
                   'target, read before its dice ("Prone (near): advantage"), and the '
                   "target's typed defences that changed the damage (ITM-DEF-4..8)",
     "mode": "the weapon's mode the attack was made in (ITM-MODE-2)",
+    "volley": "a mode aimed at several foes (ITM-MODE-6): the strike on each further target, "
+              "each with these fields (its own roll; the ammunition shot once, above)",
     "ammo": "what the attack shot (ITM-AMMO-3, ITM-CLIP-4): shot, left (still carried, or "
             "loaded with a clip), of (the clip's size), usedUp (stacks taken to 0)",
     "floor": "the weapon's floor the damage was raised to (ITM-FLOOR-2)",
@@ -653,7 +657,7 @@ ATTACK_RECORD = {
                  reasons.UNKNOWN_WEAPON, reasons.NOT_WORN, reasons.UNKNOWN_BUDGET,
                  reasons.CANNOT_ACT, reasons.NO_TIME, reasons.OUT_OF_REACH,
                  reasons.MISSING_ATTRIBUTE, reasons.UNKNOWN_MODE, reasons.NO_AMMO,
-                 reasons.NOT_LOADED))
+                 reasons.NOT_LOADED, reasons.TOO_MANY_TARGETS))
 def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= target= with= action= range=]``: one formula-combat attack, of a hero
     on a foe or of a foe on a hero (CMB-ATK-A1..A7, CMB-ATK-7)."""
@@ -671,13 +675,20 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
     if not standing(game, state, attacker):  # CMB-TURN-8: downed first, it does not act
         return state, refused(request.tag, reasons.DOWNED,
                               f"{attacker.name} is down and does not act; nothing was done.")
-    target = _target(game, state, encounter, attacker, request.target)
+    first, *more = named_targets(request.target)  # ITM-MODE-6: a mode's several targets
+    target = _target(game, state, encounter, attacker, first)
     if isinstance(target, Refusal):
         return _refuse(state, request.tag, target)
+    others = [_target(game, state, encounter, attacker, name) for name in more]
+    refusal = next((o for o in others if isinstance(o, Refusal)), None)
+    if refusal is not None:
+        return _refuse(state, request.tag, refusal)
     stopped = _cannot_act(game, state, encounter, me)
     if stopped is not None:
         return _refuse(state, request.tag, stopped)
     if attacker.side == "foes":
+        if others:
+            return _refuse(state, request.tag, too_many(attacker.name, 1, 1 + len(others)))
         return _foe_attack(game, state, encounter, request, ctx, me, target)
     who = state.character_index(attacker.name)
     assert who is not None
@@ -700,8 +711,41 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
         late = ready(game, state, who, armed, mode)
     if late is not None:
         return _refuse(state, request.tag, late)
+    if others:  # ITM-MODE-6: one attack, a roll against each target
+        most = mode.targets or 1 if mode is not None else 1
+        if 1 + len(others) > most:
+            what = armed[0].name if armed is not None else "An unarmed strike"
+            return _refuse(state, request.tag, too_many(what, most, 1 + len(others)))
+        state = state.model_copy(update={"encounter": encounter})
+        return volley(state, request, ctx, [o for o in others if isinstance(o, int)],
+                      lambda now, fight, at, free: _volley_strike(
+                          game, now, fight, request, ctx, (who, me), at, armed, budget,
+                          arming, free), target)
     return _strike(game, state, encounter, request, ctx, (who, me), target, armed, budget,
                    arming)
+
+
+def _volley_strike(game: Game, state: State, encounter: Encounter, request: Strike,
+                   ctx: TurnContext, hero_at: tuple[int, int], target: int,
+                   armed: tuple[Stack, Item, Attack] | None, budget: str, arming: Arming,
+                   free: bool) -> tuple[State, Answer]:
+    """ITM-MODE-6: one roll of a several-target attack; a further one (``free``) shoots
+    nothing more and counts as ``volley``, not as the budget (engine/actions/fight_volley)."""
+    if not free:
+        return _strike(game, state, encounter, request, ctx, hero_at, target, armed, budget,
+                       arming)
+    assert arming.mode is not None
+    shooting_none = Arming(arming.mode.model_copy(update={"ammo": 0}), arming.off_hand)
+    after, answer = _strike(game, state, encounter, request, ctx, hero_at, target, armed,
+                            budget, shooting_none)
+    fight = after.encounter
+    if fight is None:
+        return after, answer
+    combatants = list(fight.combatants)
+    mine = combatants[hero_at[1]]
+    combatants[hero_at[1]] = mine.model_copy(update={"spent": (*mine.spent[:-1], VOLLEY)})
+    return after.model_copy(update={"encounter": fight.model_copy(
+        update={"combatants": tuple(combatants)})}), answer
 
 
 def roll_attack(game: Game, view: SheetView, name: str, modifier: int, defence: int,
