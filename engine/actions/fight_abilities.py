@@ -54,7 +54,7 @@ from .fight import (
 )
 from .fight_allies import ally_targets, on_allies
 from .fight_arms import picked_up
-from .fight_foes import foe_cast
+from .fight_foes import foe_cast, foe_teach
 
 MAX_TARGETS = 12  # target= names at most this many foes
 
@@ -64,12 +64,15 @@ class Cast(Request):
     """A hero uses a sheet ability or spell: at foes, or, one that grants an action, on
     nobody (CMB-ABIL-1..3, 6; CMB-SUS-1..3; CMB-TURN-17)."""
 
-    who: str = attr(ATTACKER, "who uses it: a hero in the fight", shown="the player")
+    who: str = attr(ATTACKER, "who uses it: a hero in the fight, or a foe (one of its "
+                    "template's abilities, CMB-ABIL-4)", shown="the player")
     use: str = attr(TEXT, "the ability or spell: a catalog entry the hero chose, by label or "
                     "id; written, it makes the tag an ability's use",
                     shown="required (without it the tag is a weapon's attack)")
     target: str = attr(TEXT, "the foes it is aimed at, comma-separated (as many as its "
-                       "targetCount)", shown="the only foe standing")
+                       "targetCount); heroes for a foe's ability or one aimed at allies",
+                       shown="the only one standing on the other side (the user, for one "
+                       "aimed at allies)")
     budget: str = attr(TEXT, "the turn action it spends", name="action",
                        shown="its uses, else the first action with attacks")
     range: str = attr(TEXT, "near or far (CMB-GRID-3), for the conditions' edges",
@@ -358,9 +361,10 @@ def _teach(game: Game) -> list[str]:
         return []
     from_entries = any(is_fight_ability(e.mechanics) for c in game.ruleset.catalogs
                        for e in c.entries)
+    lines = foe_teach(game)  # CMB-ABIL-4: the foes' own abilities
     if not from_entries:
-        return []
-    return ['- A hero uses a sheet ability or spell on foes: [attack: who="<hero>" '
+        return lines
+    return [*lines, '- A hero uses a sheet ability or spell on foes: [attack: who="<hero>" '
             'use="<ability>" target="<foe>, <foe>"] (it takes the place of the first attack; '
             "the engine pays its cost, rolls its attack or each foe's save and its damage); "
             "one that grants an action (Action Surge) needs no target. Reactions fire by "
@@ -402,7 +406,7 @@ CAST_RECORD = {
                  reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.TARGET_DOWN,
                  reasons.CANNOT_ACT, reasons.UNKNOWN_ENTRY, reasons.REACTION_ONLY,
                  reasons.TOO_MANY_TARGETS, reasons.UNKNOWN_BUDGET, reasons.NO_TIME,
-                 reasons.CANNOT_PAY, reasons.MISSING_ATTRIBUTE))
+                 reasons.CANNOT_PAY, reasons.MISSING_ATTRIBUTE, reasons.USED_UP))
 def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= use= target= action=]``: a hero's ability or spell (CMB-ABIL-1..3, 6;
     CMB-SUS-1..3, 7; CMB-TURN-17)."""

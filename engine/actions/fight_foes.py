@@ -216,6 +216,16 @@ def _hurt_hero(game: Game, state: State, encounter: Encounter, target: int, deal
     return state, state.encounter or encounter, said
 
 
+def foe_teach(game: Game) -> list[str]:
+    """The GM's line for the foes' own abilities, where some template has them."""
+    combat = game.ruleset.combat
+    if combat is None or not any(t.combat.abilities for t in combat.templates):
+        return []
+    return ['- A foe uses one of its own abilities (its template lists them) in place of one '
+            'of its attacks: [attack: who="<foe>" use="<ability>" target="<hero>, <hero>"] '
+            "(the engine rolls its attack, or each hero's save, and its damage)."]
+
+
 def foe_cast(game: Game, state: State, encounter: Encounter, me: int, tag: Tag, named: str,
              target: str, range_: str, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who="<foe>" use="<ability>" target="<hero>, …"]``: one of the foe's own

@@ -21,6 +21,7 @@ from engine.rules.foe_abilities import damage_taken, regenerates
 from engine.rules.formula import foe_reader
 from engine.rules.state import FoeUse, plain_canonical
 from engine.ruleset import Formula, parse_formula
+from engine.text.prompt import instructions
 
 DOCUMENT = fixture_json("rulesets/skirmish-foes.json")
 PARTY = fixture_json("parties/skirmish-spells.json")
@@ -301,3 +302,10 @@ def test_load_names_the_saves_words_and_conditions_these_keys_name() -> None:
     found = "\n".join(problems_of(bad))
     assert 'unknown save "luck"' in found and 'unknown reference "@hp"' in found
     assert 'a second ability "fire-breath"' in found and 'unknown condition "gone"' in found
+
+
+def test_the_gm_learns_the_foes_use_form_only_where_templates_have_abilities() -> None:
+    told = instructions(GAME)
+    assert '[attack: who="<foe>" use="<ability>" target="<hero>, <hero>"]' in told
+    plain = load_ruleset(fixture_json("rulesets/skirmish-spells.json"))
+    assert 'who="<foe>" use=' not in instructions(plain)
