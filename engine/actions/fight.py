@@ -1071,7 +1071,7 @@ FIRST_OPS = frozenset({"start", "join", "condition", "defend"})
 """The ``[combat:]`` ops applied before a reply's attacks (DESIGN.md "Rounds and order")."""
 LAST_OPS = frozenset({"end"})
 """The ``[combat:]`` ops applied after every other tag of the reply."""
-ROUND_OPS = frozenset({"reload"})
+ROUND_OPS = frozenset({"reload", "leave"})  # leave: issue 25, engine/actions/fight_leave.py
 """The ``[combat:]`` ops that act in the round like an attack, in their hero's initiative
 order among the reply's attacks (ITM-CLIP-5)."""
 

@@ -24,6 +24,7 @@ from . import (
     fight_abilities,
     fight_conditions,
     fight_foes,
+    fight_leave,
     fight_narrative,
     fight_weapons,
     gear,
@@ -47,6 +48,7 @@ ACTIONS: dict[tuple[str, str | None], Action] = table(
     market.buy, market.sell, use.use_tag, rest.rest_tag, fakes.reveal, fakes.inspect,
     fight.start, fight.join, fight.end, fight.attack, fight_abilities.cast,
     fight_conditions.condition, fight_weapons.reload, fight_narrative.defend,
+    fight_leave.leave,
 )
 
 # The attribute that names the action of a tag kind that has several.

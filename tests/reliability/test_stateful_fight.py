@@ -742,6 +742,7 @@ class CombatTwo(RuleBasedStateMachine):
                 continue
             rows = [answer.record, *answer.record.get("targets", [])]
             fired.update(r["reaction"]["who"] for r in rows if "reaction" in r)
+            fired.update(r["who"] for r in answer.record.get("reactions", []))  # on leave
         assert all(n == 1 for n in fired.values()), fired
         if after.encounter is not None:
             for combatant in after.encounter.combatants:
@@ -822,7 +823,8 @@ class CombatTwo(RuleBasedStateMachine):
 
 class SpellsFight(CombatTwo):
     """Reactions (Ada's Shield on hit, Brannoc's Deflect on spell), sustained spells (Hold
-    Person, Faerie Fire, Bless on heroes), heals on heroes, Action Surge,
+    Person, Faerie Fire, Bless on heroes), heals on heroes, foes leaving (Brannoc's
+    Opportunity Attack on leave), Action Surge,
     foes' own abilities (Claw, the breaths, Bite) and a regenerating troll."""
 
     RULESET = "skirmish-foes"
@@ -848,6 +850,8 @@ class SpellsFight(CombatTwo):
             found += [render("attack", [("who", foe), ("target", h)]) for h in heroes]
             found += [render("attack", [("who", foe), ("use", u), ("target", h)])
                       for u in uses[foe] for h in [*heroes, "Ada, Brannoc"]]
+        found += [render("combat", [("op", "leave"), ("who", f), ("how", h)])
+                  for f in foes for h in (None, None, "disengage")]
         found.append('[combat: op="end" outcome="victory"]')
         return found
 
