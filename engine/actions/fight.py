@@ -688,7 +688,8 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
         return _refuse(state, request.tag, stopped)
     if attacker.side == "foes":
         if others:
-            return _refuse(state, request.tag, too_many(attacker.name, 1, 1 + len(others)))
+            return _refuse(state, request.tag, too_many(f"{attacker.name}'s strike", 1,
+                                                        1 + len(others)))
         return _foe_attack(game, state, encounter, request, ctx, me, target)
     who = state.character_index(attacker.name)
     assert who is not None
@@ -716,8 +717,7 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
         if 1 + len(others) > most:
             what = armed[0].name if armed is not None else "An unarmed strike"
             return _refuse(state, request.tag, too_many(what, most, 1 + len(others)))
-        state = state.model_copy(update={"encounter": encounter})
-        return volley(state, request, ctx, [o for o in others if isinstance(o, int)],
+        return volley(state, encounter, request, [o for o in others if isinstance(o, int)],
                       lambda now, fight, at, free: _volley_strike(
                           game, now, fight, request, ctx, (who, me), at, armed, budget,
                           arming, free), target)

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..rules import reasons
-from ..rules.context import TurnContext
 from ..rules.state import Encounter, State
 from .answers import Answer, accepted
 from .declare import Refusal
@@ -35,18 +34,16 @@ def too_many(weapon: str, most: int, named: int) -> Refusal:
                    "with more targets, or one foe; nothing was done.")
 
 
-def volley(state: State, request: Any, ctx: TurnContext, others: list[int],
+def volley(state: State, encounter: Encounter, request: Any, others: list[int],
            one_strike: Callable[[State, Encounter, int, bool], tuple[State, Answer]],
            first: int) -> tuple[State, Answer]:
     """ITM-MODE-6: the strike on ``first`` as it is (its budget and shots), then one on each of
     ``others`` that spends and shoots nothing more (``one_strike(state, encounter, target,
     free)``); stops when the fight ended. The answer: the first strike's record with
     ``volley`` (the others' records) and every strike's events."""
-    encounter = state.encounter
-    assert encounter is not None
     names = [encounter.combatants[i].name for i in others]
     state, answer = one_strike(state, encounter, first, False)
-    if not answer.ok:
+    if not answer.ok:  # refused: the very state it was given
         return state, answer
     record = dict(answer.record)
     events = list(record.get("events", []))

@@ -86,3 +86,14 @@ def test_a_volley_stops_when_the_fight_is_won() -> None:
             assert record["events"].count("end:victory") == 1
             return
     raise AssertionError("never both hit")
+
+
+def test_a_several_target_attack_refused_changes_nothing_whoever_makes_it() -> None:
+    state = _fighting()
+    melee = ('[attack: who="Brannoc" with="Silver coffin nail" target="Goblin 1, Goblin 2" '
+             'range="far"]')
+    after, answers = answer(GAME, state, melee, (3, 2))
+    assert answers[0].reason == reasons.TOO_MANY_TARGETS  # no mode: one target
+    bow_near_far = VOLLEY.replace('who="Ada"', 'who="Brannoc"')
+    after, answers = answer(GAME, state, bow_near_far, (3, 3))
+    assert not answers[0].ok and plain_canonical(after) == plain_canonical(state)
