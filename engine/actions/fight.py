@@ -39,6 +39,7 @@ from ..rules.fight import (
     whole_number,
 )
 from ..rules.fight_conditions import attack_edge, fight_over, held_back, names_of
+from ..rules.foe_abilities import with_abilities
 from ..rules.formula import foe_modifier, foe_reader, sheet_reader
 from ..rules.game import Game
 from ..rules.sheet import SheetView
@@ -72,8 +73,10 @@ from .fight_arms import (
     ready,
     spent_with,
 )
+from .fight_hp0 import downed
 from .fight_pool import Aim, FoeAim, pool_fight, pool_foe, pool_foe_attack, pool_hero, pool_strike
 from .fight_react import react_to_hit, sustain_after_damage  # issue 25: reactions, sustain
+from .fight_volley import VOLLEY, named_targets, too_many, volley
 from .loot import drop_table
 
 OUTCOMES = ("victory", "defeat", "fled", "truce")
@@ -210,8 +213,9 @@ def _foes(game: Game, state: State, ctx: TurnContext, encounter: Encounter | Non
         numbers: Stream = ctx.stream("combat", f"foe/{name.casefold()}")
         modifier = foe_modifier(game.ruleset, template, tier, numbers)
         rolled, rolls[name] = _initiative(game, state, ctx, name, None, modifier)
-        made = pool_foe(game, template, make_foe(  # issue 25: ITM-HARD-1, its armour
-            game, template, tier, name, joined + offset, rolled, numbers), numbers)
+        made = with_abilities(game, template, tier, pool_foe(  # CMB-ABIL-4/7, ITM-HARD-1
+            game, template, make_foe(game, template, tier, name, joined + offset, rolled,
+                                     numbers), numbers), numbers)
         if outcome.fights(game):  # CMB-OUTC-4 (issue 25): measured in harm levels
             made = outcome.harmed(game, template, tier, made, numbers)
         found.append(made)
@@ -461,7 +465,8 @@ class Strike(Request):
     """A hero attacks a foe, or a foe a hero (CMB-ATK-1..7, CMB-ATK-A1..A7; ITM-WPN-6..15)."""
 
     who: str = attr(ATTACKER, "who attacks: a hero, or a foe in the fight", shown="the player")
-    target: str = attr(TEXT, "who is attacked: a foe (for a hero) or a hero (for a foe)",
+    target: str = attr(TEXT, "who is attacked: a foe (for a hero) or a hero (for a foe); "
+                       "comma-separated foes for a mode with targets (ITM-MODE-6)",
                        shown="the only one standing on the other side")
     weapon: str | None = attr(RAW, "a hero's weapon, worn; unarmed without one", name="with",
                               shown="the first worn weapon, else unarmed")
@@ -641,14 +646,19 @@ ATTACK_RECORD = {
     "hp": "the target's hit points after (a hero's: its health pool or track)",
     "hpMax": "the target's most hit points",
     "temporary": "a hero's temporary points left after the strike (they go first, ITM-OUT-4)",
-    "events": "damage:<target>:<points> (dealt and taken), down:<hero>, felled:<foe>, "
-              "end:victory, end:defeat (CMB-CARD-1); outcome fights: harm:<foe>:<levels>",
+    "events": "damage:<target>:<points> (dealt and taken), down:<hero>, dead:<hero>, "
+              "stable:<hero>, felled:<foe>, end:victory, end:defeat (CMB-CARD-1, CMB-HP0-3/4); "
+              "outcome fights: harm:<foe>:<levels>",
+    "zeroHp": "a foe's strike that dropped a hero to 0 where 0 has a meaning (CMB-HP0-1..4): "
+              "who, meaning (death, stable), outcome (dead, stable), condition (it got)",
     "loot": "a won fight's drops: each felled foe's loot table, its dice and where each drop "
             "went (ITM-LOOT-12/14)",
     "affectedBy": "what affected the attack (CMB-MOD-2): the conditions of attacker and "
                   'target, read before its dice ("Prone (near): advantage"), and the '
                   "target's typed defences that changed the damage (ITM-DEF-4..8)",
     "mode": "the weapon's mode the attack was made in (ITM-MODE-2)",
+    "volley": "a mode aimed at several foes (ITM-MODE-6): the strike on each further target, "
+              "each with these fields (its own roll; the ammunition shot once, above)",
     "ammo": "what the attack shot (ITM-AMMO-3, ITM-CLIP-4): shot, left (still carried, or "
             "loaded with a clip), of (the clip's size), usedUp (stacks taken to 0)",
     "floor": "the weapon's floor the damage was raised to (ITM-FLOOR-2)",
@@ -676,6 +686,8 @@ ATTACK_RECORD = {
                 "(ITM-HARD-2)",
     "initiative": "a taking-style hit: both initiative numbers after it (the event "
                   "initiative:<attacker> goes with it)",
+    "regenerated": "the round's last attack: each foe that regenerated, or was stopped "
+                   "(CMB-ABIL-7): who, amount, hp, stoppedBy",
 }
 
 
@@ -685,7 +697,8 @@ ATTACK_RECORD = {
                  reasons.UNKNOWN_WEAPON, reasons.NOT_WORN, reasons.UNKNOWN_BUDGET,
                  reasons.CANNOT_ACT, reasons.NO_TIME, reasons.OUT_OF_REACH,
                  reasons.MISSING_ATTRIBUTE, reasons.UNKNOWN_MODE, reasons.NO_AMMO,
-                 reasons.NOT_LOADED, reasons.PLAYERS_ROLL, *narrative.ATTACK_REASONS))
+                 reasons.NOT_LOADED, reasons.PLAYERS_ROLL, reasons.TOO_MANY_TARGETS,
+                 *narrative.ATTACK_REASONS))
 def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= target= with= action= range=]``: one formula-combat attack, of a hero
     on a foe or of a foe on a hero (CMB-ATK-A1..A7, CMB-ATK-7)."""
@@ -703,15 +716,23 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
     if not standing(game, state, attacker):  # CMB-TURN-8: downed first, it does not act
         return state, refused(request.tag, reasons.DOWNED,
                               f"{attacker.name} is down and does not act; nothing was done.")
-    target = _target(game, state, encounter, attacker, request.target)
+    first, *more = named_targets(request.target)  # ITM-MODE-6: a mode's several targets
+    target = _target(game, state, encounter, attacker, first)
     if isinstance(target, Refusal):
         return _refuse(state, request.tag, target)
+    others = [_target(game, state, encounter, attacker, name) for name in more]
+    refusal = next((o for o in others if isinstance(o, Refusal)), None)
+    if refusal is not None:
+        return _refuse(state, request.tag, refusal)
     stopped = _cannot_act(game, state, encounter, me)
     if stopped is not None:
         return _refuse(state, request.tag, stopped)
     if encounter.kind == "outcome":  # issue 25: outcome-based combat (CMB-OUTC-1..4)
         return _outcome_strike(game, state, request, _round(encounter, ctx), ctx, me, target)
     if attacker.side == "foes":
+        if others:
+            return _refuse(state, request.tag, too_many(f"{attacker.name}'s strike", 1,
+                                                        1 + len(others)))
         return _foe_attack(game, state, encounter, request, ctx, me, target)
     who = state.character_index(attacker.name)
     assert who is not None
@@ -734,8 +755,40 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
         late = ready(game, state, who, armed, mode)
     if late is not None:
         return _refuse(state, request.tag, late)
+    if others:  # ITM-MODE-6: one attack, a roll against each target
+        most = mode.targets or 1 if mode is not None else 1
+        if 1 + len(others) > most:
+            what = armed[0].name if armed is not None else "An unarmed strike"
+            return _refuse(state, request.tag, too_many(what, most, 1 + len(others)))
+        return volley(state, encounter, request, [o for o in others if isinstance(o, int)],
+                      lambda now, fight, at, free: _volley_strike(
+                          game, now, fight, request, ctx, (who, me), at, armed, budget,
+                          arming, free), target)
     return _strike(game, state, encounter, request, ctx, (who, me), target, armed, budget,
                    arming)
+
+
+def _volley_strike(game: Game, state: State, encounter: Encounter, request: Strike,
+                   ctx: TurnContext, hero_at: tuple[int, int], target: int,
+                   armed: tuple[Stack, Item, Attack] | None, budget: str, arming: Arming,
+                   free: bool) -> tuple[State, Answer]:
+    """ITM-MODE-6: one roll of a several-target attack; a further one (``free``) shoots
+    nothing more and counts as ``volley``, not as the budget (engine/actions/fight_volley)."""
+    if not free:
+        return _strike(game, state, encounter, request, ctx, hero_at, target, armed, budget,
+                       arming)
+    assert arming.mode is not None
+    shooting_none = Arming(arming.mode.model_copy(update={"ammo": 0}), arming.off_hand)
+    after, answer = _strike(game, state, encounter, request, ctx, hero_at, target, armed,
+                            budget, shooting_none)
+    fight = after.encounter
+    if fight is None:
+        return after, answer
+    combatants = list(fight.combatants)
+    mine = combatants[hero_at[1]]
+    combatants[hero_at[1]] = mine.model_copy(update={"spent": (*mine.spent[:-1], VOLLEY)})
+    return after.model_copy(update={"encounter": fight.model_copy(
+        update={"combatants": tuple(combatants)})}), answer
 
 
 def roll_attack(game: Game, view: SheetView, name: str, modifier: int, defence: int,
@@ -991,8 +1044,8 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
     next_state = state.model_copy(update={"encounter": encounter})
     events: list[str] = [f"damage:{name}:{record['damage']}"] if record["damage"] else []
     if not after.hp:
-        events.append(f"down:{name}")
-        text += f" {name} is down."
+        next_state, said = downed(game, next_state, hero, events, record)  # CMB-HP0-1..4
+        text += said
         if not any(c.side == "party" and standing(game, next_state, c)
                    for c in encounter.combatants):
             # DESIGN.md "Rounds and order": the last hero falls, the fight ends in defeat
@@ -1088,7 +1141,7 @@ FIRST_OPS = frozenset({"start", "join", "condition", "defend"})
 """The ``[combat:]`` ops applied before a reply's attacks (DESIGN.md "Rounds and order")."""
 LAST_OPS = frozenset({"end"})
 """The ``[combat:]`` ops applied after every other tag of the reply."""
-ROUND_OPS = frozenset({"reload"})
+ROUND_OPS = frozenset({"reload", "leave"})  # leave: issue 25, engine/actions/fight_leave.py
 """The ``[combat:]`` ops that act in the round like an attack, in their hero's initiative
 order among the reply's attacks (ITM-CLIP-5)."""
 

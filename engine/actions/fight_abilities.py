@@ -52,7 +52,9 @@ from .fight import (
     _target,
     turn_action,
 )
+from .fight_allies import ally_targets, on_allies
 from .fight_arms import picked_up
+from .fight_foes import foe_cast, foe_teach
 
 MAX_TARGETS = 12  # target= names at most this many foes
 
@@ -62,12 +64,15 @@ class Cast(Request):
     """A hero uses a sheet ability or spell: at foes, or, one that grants an action, on
     nobody (CMB-ABIL-1..3, 6; CMB-SUS-1..3; CMB-TURN-17)."""
 
-    who: str = attr(ATTACKER, "who uses it: a hero in the fight", shown="the player")
+    who: str = attr(ATTACKER, "who uses it: a hero in the fight, or a foe (one of its "
+                    "template's abilities, CMB-ABIL-4)", shown="the player")
     use: str = attr(TEXT, "the ability or spell: a catalog entry the hero chose, by label or "
                     "id; written, it makes the tag an ability's use",
                     shown="required (without it the tag is a weapon's attack)")
     target: str = attr(TEXT, "the foes it is aimed at, comma-separated (as many as its "
-                       "targetCount)", shown="the only foe standing")
+                       "targetCount); heroes for a foe's ability or one aimed at allies",
+                       shown="the only one standing on the other side (the user, for one "
+                       "aimed at allies)")
     budget: str = attr(TEXT, "the turn action it spends", name="action",
                        shown="its uses, else the first action with attacks")
     range: str = attr(TEXT, "near or far (CMB-GRID-3), for the conditions' edges",
@@ -356,9 +361,10 @@ def _teach(game: Game) -> list[str]:
         return []
     from_entries = any(is_fight_ability(e.mechanics) for c in game.ruleset.catalogs
                        for e in c.entries)
+    lines = foe_teach(game)  # CMB-ABIL-4: the foes' own abilities
     if not from_entries:
-        return []
-    return ['- A hero uses a sheet ability or spell on foes: [attack: who="<hero>" '
+        return lines
+    return [*lines, '- A hero uses a sheet ability or spell on foes: [attack: who="<hero>" '
             'use="<ability>" target="<foe>, <foe>"] (it takes the place of the first attack; '
             "the engine pays its cost, rolls its attack or each foe's save and its damage); "
             "one that grants an action (Action Surge) needs no target. Reactions fire by "
@@ -372,16 +378,26 @@ CAST_RECORD = {
     "paid": "what its cost took from the hero's pools (slot_1:1)",
     "targets": "each target: target, rolls, modifier, total, defence, result (an attack "
                "spell); rolls, total, saved (a save spell); damage (dealt), damageRolls, hp, "
-               "hpMax, affectedBy (typed defences), applied (conditions put on it)",
+               "hpMax, affectedBy (typed defences), applied (conditions put on it); a foe's "
+               "use on heroes also temporary, reaction, sustain, zeroHp (CMB-HP0-1..4)",
     "dc": "a save spell's DC, the caster's", "save": "the save each target makes",
     "damageRolls": "a save spell's damage dice, rolled once",
     "rolled": "a save spell's damage before any save or defence",
-    "damage": "the damage dealt to all targets", "damageType": "the ability's damage type",
+    "damage": "the damage dealt to all targets",
+    "healed": "an ability aimed at heroes (targets ally or self): what it healed in all "
+              "(each target's row: healed, hp, hpMax, applied)",
+    "damageType": "the ability's damage type",
     "sustains": "the ability now sustained (CMB-SUS-2)",
     "ended": "what the ability sustained before it ended, and whom it left (CMB-SUS-3/7)",
     "granted": "the turn action granted once more this round (CMB-TURN-17)",
-    "events": "damage:<foe>:<points>, felled:<foe>, end:victory (CMB-CARD-1)",
+    "events": "damage:<target>:<points>, felled:<foe>, end:victory; a foe's use: "
+              "down:<hero>, dead:<hero>, stable:<hero>, end:defeat (CMB-CARD-1, CMB-HP0-3/4)",
     "loot": "a won fight's drops", "recovered": "a won fight's ammunition picked up",
+    "ability": "a foe's use: the id of its template's ability (CMB-ABIL-4)",
+    "left": "a foe's use: the ability's uses left this fight",
+    "regenerated": "the round's last attack: each foe that regenerated, or was stopped "
+                   "(CMB-ABIL-7): who, amount, hp, stoppedBy",
+    "roundEnd": "the round's last attack: the conditions' end of round (CMB-COND-3..6)",
 }
 
 
@@ -390,7 +406,7 @@ CAST_RECORD = {
                  reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.TARGET_DOWN,
                  reasons.CANNOT_ACT, reasons.UNKNOWN_ENTRY, reasons.REACTION_ONLY,
                  reasons.TOO_MANY_TARGETS, reasons.UNKNOWN_BUDGET, reasons.NO_TIME,
-                 reasons.CANNOT_PAY, reasons.MISSING_ATTRIBUTE))
+                 reasons.CANNOT_PAY, reasons.MISSING_ATTRIBUTE, reasons.USED_UP))
 def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= use= target= action=]``: a hero's ability or spell (CMB-ABIL-1..3, 6;
     CMB-SUS-1..3, 7; CMB-TURN-17)."""
@@ -403,10 +419,9 @@ def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[Sta
             reasons.UNKNOWN_COMBATANT, f'{request.who[:60]} is not in the fight: [combat: '
             f'op="join" foe="{request.who[:60]}"] first; nothing was done.'))
     caster = encounter.combatants[me]
-    if caster.side == "foes":  # CMB-ABIL-4: a foe fights with its template's attacks
-        return _refuse(state, request, Refusal(
-            reasons.UNSUPPORTED, f"{caster.name} fights with its template's attacks: a "
-            "foe's abilities are not answered by this version of gmtags; nothing was done."))
+    if caster.side == "foes":  # CMB-ABIL-4: a foe's own abilities, from its template
+        return foe_cast(game, state, encounter, me, request.tag, request.use, request.target,
+                        request.range, ctx)
     if not standing(game, state, caster):  # CMB-TURN-8
         return _refuse(state, request, Refusal(
             reasons.DOWNED, f"{caster.name} is down and does not act; nothing was done."))
@@ -428,8 +443,12 @@ def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[Sta
             reasons.REACTION_ONLY, f"{label} is a reaction: it is used by itself when its "
             "moment comes (a standing order in the party file), never as one of the turn's "
             "actions; nothing was done."))
-    targets = _targets(game, state, encounter, caster, request, ability.target_count) \
-        if ability.aimed else []
+    if ability.for_allies:  # issue 25: a heal or a buff, aimed at heroes of the fight
+        targets = ally_targets(state, encounter, me, request.target, ability.target_count,
+                               chosen.entry.label, ability.targets == "self")
+    else:
+        targets = _targets(game, state, encounter, caster, request, ability.target_count) \
+            if ability.aimed else []
     if isinstance(targets, Refusal):
         return _refuse(state, request, targets)
     budget = _budget(game, request.budget, ability)
@@ -472,7 +491,11 @@ def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[Sta
                 notes.append(f'range="{request.range[:20]}" is not near or far: near was used')
             distance = "near"
         shown = ", ".join(encounter.combatants[i].name for i in targets)
-        if ability.attack_roll or ability.save is None:
+        if ability.for_allies:
+            state, rows, words = on_allies(game, state, encounter, chosen, me, targets, ctx,
+                                           key)
+            encounter = state.encounter or encounter
+        elif ability.attack_roll or ability.save is None:
             encounter, rows, words, events = _attack_spell(
                 game, state, encounter, chosen, me, targets, distance, ctx, key)
         else:
@@ -480,7 +503,10 @@ def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[Sta
                 game, state, encounter, chosen, me, targets, ctx, key)
             record.update(shared)
         record["targets"] = rows
-        record["damage"] = sum(r["damage"] for r in rows)
+        if ability.for_allies:
+            record["healed"] = sum(r.get("healed", 0) for r in rows)
+        else:
+            record["damage"] = sum(r["damage"] for r in rows)
         if ability.damage_type is not None:
             record["damageType"] = ability.damage_type
         text += f" on {shown}: " + "; ".join(words) + "."

@@ -39,7 +39,7 @@ class Reacted:
 
 def react_to_hit(game: Game, state: State, encounter: Encounter, target: int, total: int,
                  critical: str | None, defence: int, result: str,
-                 ctx: TurnContext) -> Reacted | None:
+                 ctx: TurnContext, on: str = HIT) -> Reacted | None:
     """CMB-REACT-1..7: a foe's strike has hit hero ``target`` (its ``result`` not yet
     confirmed): the hero's standing order on ``hit`` is used, if it has one, has not reacted
     this round, can act and can pay the ability's cost; its ``react.defence`` is added to the
@@ -55,10 +55,10 @@ def react_to_hit(game: Game, state: State, encounter: Encounter, target: int, to
     if held_back(game, character.conditions):  # CMB-TYPE-2: no abilities either
         return None
     for order in character.reactions:
-        found = entry_of(game, order.use) if order.on == HIT else None
+        found = entry_of(game, order.use) if order.on == on else None
         chosen = chosen_ability(game, character, order.use) if found is not None else None
         react = chosen.ability.react if chosen is not None else None
-        if chosen is None or react is None or react.on != HIT:
+        if chosen is None or react is None or react.on != on:
             continue
         bought = paid(game, state, character, chosen.ability)
         if isinstance(bought, str):
@@ -74,7 +74,7 @@ def react_to_hit(game: Game, state: State, encounter: Encounter, target: int, to
         encounter = encounter.model_copy(update={"combatants": tuple(combatants)})
         state = state.with_character(hero, payer).model_copy(update={"encounter": encounter})
         record: dict[str, Any] = {"who": combatant.name, "use": chosen.entry.label,
-                                  "ref": chosen.ref, "on": HIT}
+                                  "ref": chosen.ref, "on": on}
         if taken:
             record["paid"] = ", ".join(taken)
         words = f"; {combatant.name} reacts: {chosen.entry.label}"

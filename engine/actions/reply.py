@@ -23,6 +23,8 @@ from . import (
     fight,
     fight_abilities,
     fight_conditions,
+    fight_foes,
+    fight_leave,
     fight_narrative,
     fight_narrative_spoils,
     fight_weapons,
@@ -47,6 +49,7 @@ ACTIONS: dict[tuple[str, str | None], Action] = table(
     market.buy, market.sell, use.use_tag, rest.rest_tag, fakes.reveal, fakes.inspect,
     fight.start, fight.join, fight.end, fight.attack, fight_abilities.cast,
     fight_conditions.condition, fight_weapons.reload, fight_narrative.defend,
+    fight_leave.leave,
 )
 
 # The attribute that names the action of a tag kind that has several.
@@ -277,4 +280,5 @@ def _end_of_round(game: Game, before: State, state: State, answers: list[Answer]
     D100-PARTY-3), then conditions count down and are saved against (issue 24)."""
     state, answers = fight_narrative.land(game, before, state, answers, ctx)
     state = fight_narrative_spoils.after_reply(state, ctx)  # D100-PARTY-10
-    return fight_conditions.end_of_round(game, before, state, answers, ctx)
+    settled, answers = fight_conditions.end_of_round(game, before, state, answers, ctx)
+    return fight_foes.regenerate_round(game, before, settled, answers, ctx)  # CMB-ABIL-7

@@ -39,6 +39,7 @@ from .memo import IdentityMemo
 from .sheet import SheetView
 from .state import Combatant, Encounter, State
 from .tracks import health_pool, track_max, track_value
+from .zero_hp import is_dead
 
 MAX_FOES = 12  # DESIGN.md: count= is held to 1..12
 TIERS = (1, 6)  # CMB-TPL-3: a tier is 1 to 6
@@ -316,14 +317,16 @@ def hurt(game: Game, state: State, who: int, damage: int) -> tuple[State, Health
 
 def standing(game: Game, state: State, combatant: Combatant) -> bool:
     """Whether a combatant is still up: a foe above 0 hit points; a hero above 0 on its health
-    pool or track (a hero healed above 0 stands again), or one the ruleset keeps no hit points
-    for."""
+    pool or track (a hero healed above 0 stands again, unless it died, CMB-HP0-3), or one the
+    ruleset keeps no hit points for."""
     if combatant.side == "foes":
         return bool(combatant.hp)
     who = state.character_index(combatant.name)
     if who is None:
         return False
     health = hero_health(game, state, who)
+    if is_dead(game, state.characters[who].conditions):  # CMB-HP0-3: died on the spot
+        return False
     return health is None or health.hp > 0
 
 

@@ -145,7 +145,11 @@ UNKNOWN_ENTRY = _code("unknown-entry", "CMB-ABIL-1: use= names no entry the hero
 REACTION_ONLY = _code("reaction-only", "CMB-REACT-5: a reaction is never one of the turn's "
                       "actions; it fires from a standing order")
 TOO_MANY_TARGETS = _code("too-many-targets",
-                         "engine: target= names more foes than the ability's targetCount")
+                         "engine: target= names more than the ability's targetCount, a foe's "
+                         "ability's targets, or a weapon mode's targets (ITM-MODE-6; one "
+                         "without a mode)")
+USED_UP = _code("used-up", "engine, CMB-ABIL-4: a foe's ability has no uses left this fight "
+                "(its template's uses)")
 CANNOT_PAY = _code("cannot-pay", "engine: the hero's pools cannot pay the ability's cost "
                    "(a spell slot, mana)")
 # issue 26 (Combat III): a foe's technique (D100-DEF-8), a won fight's loot record (PARTY-10)

@@ -193,6 +193,29 @@ class FightCondition(StateModel):
         return {key: value for key, value in dumped.items() if value is not None}
 
 
+class FoeUse(StateModel):
+    """CMB-ABIL-4/5, CMB-TPL-8: one of a foe's own abilities, its numbers worked out when it
+    joined: ``toHit`` (an attack) or ``save`` and ``dc`` (a save ability, ``onSuccess``),
+    ``damage`` as worked, ``left`` uses this fight (None: no limit)."""
+
+    id: str
+    label: str
+    to_hit: int | None = None
+    save: str | None = None
+    dc: int | None = None
+    on_success: str | None = None
+    damage: str | None = None
+    damage_type: str | None = None
+    targets: int = 1
+    left: int | None = None
+    spell: bool | None = None  # CMB-REACT-4: a spell (None: not one)
+
+    @model_serializer(mode="wrap")
+    def _only_what_is_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        return {key: value for key, value in dumped.items() if value is not None}
+
+
 class Combatant(StateModel):
     """One combatant of an encounter (DESIGN.md "Combat", State). A foe's numbers are fixed
     when it joins (CMB-TPL-8); a hero's hit points stay in its own health pool or track."""
@@ -235,6 +258,10 @@ class Combatant(StateModel):
     # (D100-RANK-1) and the risk graded on its latest attack (D100-DMG-3)
     rank: str | None = None
     risk: str | None = None
+    # issue 25 (A.11): a foe's own abilities and its regeneration (CMB-ABIL-4/7, CMB-TPL-8)
+    abilities: tuple[FoeUse, ...] = ()
+    regenerate: int | None = None
+    stopped_by: tuple[str, ...] = ()
 
     @model_serializer(mode="wrap")
     def _only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -248,7 +275,8 @@ class Combatant(StateModel):
 
 
 _WHEN_SET: dict[str, Any] = {"rank": None, "risk": None, "sustains": None, "reacted": None,
-                              "guard": 0, "granted": [], "hardness": 0, "reduction": 0}
+                              "guard": 0, "granted": [], "hardness": 0, "reduction": 0,
+                              "abilities": [], "regenerate": None, "stopped_by": []}
 
 
 class Announced(StateModel):

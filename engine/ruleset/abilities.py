@@ -107,6 +107,10 @@ class Ability(RulesetModel):
     target_count: int = Field(default=1, ge=1, le=12)
     """How many foes one use may be aimed at (``target="A, B"``)."""
     grants: Grants | None = None
+    targets: Literal["self", "ally", "enemy", "any"] | None = None
+    """Issue 25, ITM-USE's ``targets``: ``ally`` — aimed at heroes of the fight (the user
+    too), ``self`` — at the user alone, rather than at foes: its ``amount`` heals each, its
+    ``applies`` (a buff) land on each with no roll (engine/actions/fight_allies.py)."""
 
     @property
     def is_reaction(self) -> bool:
@@ -118,6 +122,11 @@ class Ability(RulesetModel):
         conditions), rather than only granting something to its user."""
         return self.attack_roll or self.save is not None or self.amount is not None \
             or bool(self.applies)
+
+    @property
+    def for_allies(self) -> bool:
+        """Whether it is aimed at heroes of the fight (``targets: "ally"``)."""
+        return self.targets in ("ally", "self")
 
 
 def is_fight_ability(mechanics: Any) -> bool:

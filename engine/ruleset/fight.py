@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from .base import Id, Label, Labelled, RulesetModel, Text
+from .foe_abilities import FoeAbility, Regenerate, ZeroHp, ZeroMeaning
 from .formula import Formula, FormulaText, Number, Reference
 from .sheet import Sheet
 from .values import ValueRef
@@ -123,6 +124,8 @@ class TemplateCombat(RulesetModel):
     """ITM-HARD-1 (issue 25): a creature's own hardness, in a spending-style pool fight."""
     reduction: FormulaText | None = None
     """ITM-FLOOR-2 (issue 25): what the foe takes off a pool hit's damage (its armour)."""
+    abilities: list[FoeAbility] = Field(default_factory=list, max_length=8)
+    """CMB-ABIL-4/5: its own attacks and abilities (:mod:`.foe_abilities`)."""
 
 
 class Technique(RulesetModel):
@@ -158,6 +161,8 @@ class Template(RulesetModel):
     standing at a narrative victory (read at the foe's ``@tier``)."""
     """D100-PARTY-9, issue 26: the foes of this template ``count="fitting"`` brings for each
     standing hero (narrative fights)."""
+    regenerate: Regenerate | None = None
+    """CMB-ABIL-7: what it regains each round, unless stopped (:mod:`.foe_abilities`)."""
 
 
 class Sustain(RulesetModel):
@@ -277,6 +282,8 @@ class CombatCondition(Defended):
     against: list[Against] = Field(default_factory=list, max_length=8)
     no_actions: bool = False
     """CMB-TYPE-2: the bearer uses no attacks, abilities or potions."""
+    zero_hp: ZeroMeaning | None = None
+    """CMB-HP0-1: what 0 hit points means for a hero bearing it (:mod:`.foe_abilities`)."""
 
     @model_validator(mode="after")
     def _named_once(self) -> CombatCondition:
@@ -349,6 +356,8 @@ class Combat(RulesetModel):
     attack: AttackRule | None = None
     templates: list[Template] = Field(default_factory=list, max_length=24)
     sustain: Sustain | None = None
+    zero_hp: ZeroHp | None = None
+    """CMB-HP0-2..4: the world's death rule (:mod:`.foe_abilities`)."""
     narrative: Narrative | None = None
     outcome: OutcomeRule | None = None  # issue 25: outcome-based combat (CMB-OUTC-1..4)
     conditions: list[CombatCondition] = Field(default_factory=list, max_length=96)

@@ -22,6 +22,7 @@ from .fight import (
     Except,
     reference_read,
 )
+from .foe_problems import foe_problems
 from .formula import Formula, references
 from .outcome_problems import outcome_problems
 from .pointers import Problem, duplicates, pointer
@@ -50,6 +51,7 @@ def fight_problems(ruleset: Ruleset, value_problems: ValueCheck) -> list[Problem
         problems += _sheet_hides(ruleset, combat)
         problems += outcome_problems(ruleset, combat)  # CMB-OUTC-1..4 (issue 25)
         problems += _pool(ruleset, combat, value_problems)  # issue 25: pool fights
+        problems += foe_problems(ruleset, combat)  # CMB-ABIL-4/5/7, CMB-HP0 (issue 25)
     problems += _item_damage(ruleset)
     problems += ability_problems(ruleset)  # CMB-REACT-4, CMB-SUS-1, CMB-ABIL-1..3 (issue 25)
     return problems

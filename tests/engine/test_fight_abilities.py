@@ -149,7 +149,8 @@ def test_the_cost_is_paid_from_the_pools_and_refused_when_they_cannot_pay() -> N
     ('[attack: who="Ada" use="Fire Bolt"]', reasons.MISSING_ATTRIBUTE),  # two foes stand
     ('[attack: who="Ada" use="Fire Bolt" target="Ogre"]', reasons.UNKNOWN_COMBATANT),
     ('[attack: who="Ada" use="Fire Bolt" target="Brannoc"]', reasons.UNSUPPORTED),
-    ('[attack: who="Goblin 1" use="Fire Bolt" target="Ada"]', reasons.UNSUPPORTED),
+    # CMB-ABIL-4: a foe uses only its own abilities, and a goblin has none
+    ('[attack: who="Goblin 1" use="Fire Bolt" target="Ada"]', reasons.UNKNOWN_ENTRY),
     ('[attack: who="Ada" use="Fire Bolt" target="Goblin 1" action="dash"]',
      reasons.UNKNOWN_BUDGET),
     ('[attack: who="Brannoc" use="Fire Bolt" target="Goblin 1"]', reasons.UNKNOWN_ENTRY),

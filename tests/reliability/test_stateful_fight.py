@@ -26,6 +26,10 @@ check after every step the laws of DESIGN.md "Combat" and spec/combat.md:
 * replaying the whole recorded transcript (gmtags JSONL, with swipes) from the start gives
   the same state and answers (DESIGN.md "Determinism").
 
+Issue 25 adds two machines on skirmish-foes.json and skirmish-arms.json for reactions,
+sustained abilities, foes' own abilities, regeneration, ammunition and clips (their laws are
+in the comment above :class:`CombatTwo`).
+
 In memory only, so that heroes can be healed in every game: skirmish.json gets
 skirmish-round.json's Tonic (heal 5, an action), and srd5's Potion of Healing the SRD's use
 (heal 2d4 + 2, an action; the fixture lists the potion without one).
@@ -35,13 +39,14 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any, ClassVar, TypeVar
 
 from helpers import fixture_json
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -656,3 +661,236 @@ class Srd5Fight(FightMachine):
 TestSkirmishFight = SETTINGS(SkirmishFight).TestCase
 TestSkirmishRoundFight = SETTINGS(SkirmishRoundFight).TestCase
 TestSrd5Fight = settings(SETTINGS, max_examples=6)(Srd5Fight).TestCase
+
+
+# --- Combat II (issue 25): reactions, sustain, foes' own abilities, ammunition and clips -------
+#
+# Two smaller machines, each on one fixture, answer random rounds of the tags Combat II adds
+# and check after every reply:
+#
+# * the same reply on the same state (and on the state read back) gives the same JSON, and a
+#   tag refused alone leaves the very same state;
+# * CMB-REACT-2: one reaction per hero per round (per reply), its defence kept only in the
+#   round it fired;
+# * CMB-SUS-2/3/7: a hero sustains one ability at most, and every condition a sustainer applied
+#   is borne only while it still sustains (nothing it applied is left after it ends);
+# * ITM-AMMO-3/5/6: each hero's ammunition left = carried − spent + recovered (spent: shot
+#   from the bag, or loaded into a clip by a reload), recovered only after a won fight, and
+#   per stack ≤ ⌊shot × recover⌋; ITM-CLIP-4/6: a clip is never below 0 nor above its size;
+# * hit points stay in 0..most (a regenerating foe too, CMB-ABIL-7).
+
+AMMO = {"arms/arrows": 0.5, "arms/silver-arrows": 0.5, "arms/shot": 0.0}  # bow recover 0.5
+CLIPS = {"arms/pistol": 1}
+
+
+@cache
+def plain_game(name: str) -> Game:
+    return load_ruleset(fixture_json(f"rulesets/{name}.json"))
+
+
+@cache
+def plain_start(name: str, party: str) -> State:
+    return start_state(plain_game(name), fixture_json(f"parties/{party}.json"))
+
+
+class CombatTwo(RuleBasedStateMachine):
+    """Random rounds of Combat II tags on one fixture; the laws in the comment above."""
+
+    RULESET: ClassVar[str] = "skirmish-foes"
+    PARTY: ClassVar[str] = "skirmish-spells"
+    ROLES: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.game = plain_game(self.RULESET)
+        self.state = plain_start(self.RULESET, self.PARTY)
+        self.replies = 0
+        self.carried = {c.name: self._carried(self.state, c.name) for c in self.state.characters}
+        self.shot_this_fight: Counter[str] = Counter()
+
+    def _carried(self, state: State, name: str) -> int:
+        character = state.characters[state.character_index(name)]
+        return sum(s.count for s in character.bag if s.item in AMMO)
+
+    def tag_choices(self) -> list[str]:
+        raise NotImplementedError
+
+    def reply(self, text: str) -> list[Answer]:
+        game, state = self.game, self.state
+        ctx = TurnContext(state.seed, (0, self.replies))
+        tags = tagparse.scan(text).tags
+        after, answers = apply_reply(game, state, tags, ctx)
+        again, answered = apply_reply(game, State.model_validate_json(state.canonical()),
+                                      tags, ctx)
+        assert again.canonical() == after.canonical()
+        assert [a.to_json() for a in answered] == [a.to_json() for a in answers]
+        for tag in tags:
+            alone, (answer,) = apply_reply(game, state, [tag], ctx)
+            if not answer.ok:
+                assert alone is state and answer.reason in reasons.MEANINGS, answer
+        self._reactions(after, answers)
+        self._ammunition(state, after, answers)
+        self.state = after
+        self.replies += 1
+        return answers
+
+    def _reactions(self, after: State, answers: list[Answer]) -> None:
+        """CMB-REACT-2: one reaction per hero per round."""
+        fired: Counter[str] = Counter()
+        for answer in answers:
+            if not answer.ok:
+                continue
+            rows = [answer.record, *answer.record.get("targets", [])]
+            fired.update(r["reaction"]["who"] for r in rows if "reaction" in r)
+            fired.update(r["who"] for r in answer.record.get("reactions", []))  # on leave
+        assert all(n == 1 for n in fired.values()), fired
+        if after.encounter is not None:
+            for combatant in after.encounter.combatants:
+                if combatant.name in fired:
+                    assert combatant.reacted == after.encounter.round
+
+    def _ammunition(self, before: State, after: State, answers: list[Answer]) -> None:
+        """ITM-AMMO-3/5/6, ITM-CLIP-4/6 over one reply, in the order it was applied (an
+        ``op="end"`` after the round's attacks)."""
+        for answer in sorted(answers, key=lambda a: a.tag.kind == "combat"
+                             and a.tag.attrs.get("op") == "end"):
+            if not answer.ok:
+                continue
+            record = answer.record
+            ammo = record.get("ammo")
+            if ammo is not None and "of" not in ammo:  # shot from the bag
+                self.carried[record["attacker"]] -= ammo["shot"]
+                self.shot_this_fight[record["attacker"]] += ammo["shot"]
+            if answer.tag.kind == "combat" and answer.tag.attrs.get("op") == "reload":
+                self.carried[record["who"]] -= record["loaded"]
+            recovered = record.get("recovered", [])
+            if recovered:
+                assert "end:victory" in record.get("events", []) or \
+                    record.get("outcome") == "victory", record
+            for row in recovered:
+                assert row["recovered"] <= math.floor(row["shot"] * 0.5), row
+                self.carried[row["who"]] += row["recovered"]
+            ended = "end:victory" in record.get("events", []) or "outcome" in record or any(
+                e.startswith("end:") for e in record.get("events", []))
+            if ended:
+                shot: Counter[str] = Counter()
+                for row in recovered:
+                    shot[row["who"]] += row["shot"]
+                for who, count in shot.items():
+                    assert count <= self.shot_this_fight[who]
+                self.shot_this_fight.clear()
+        for character in after.characters:
+            assert self._carried(after, character.name) == self.carried[character.name]
+            for stack in character.bag:
+                if stack.item in CLIPS and stack.loaded is not None:
+                    assert 0 <= stack.loaded <= CLIPS[stack.item], stack
+
+    @rule(data=st.data())
+    def a_round(self, data: st.DataObject) -> None:
+        if self.state.encounter is None:
+            role = data.draw(st.sampled_from(self.ROLES))
+            count = data.draw(st.sampled_from(["1", "2"]))
+            self.reply(render("combat", [("op", "start"), ("foe", "Foe"), ("role", role),
+                                         ("count", count)]))
+            return
+        tags = data.draw(st.lists(st.sampled_from(self.tag_choices()), min_size=1,
+                                  max_size=4))
+        self.reply(" ".join(tags))
+
+    @invariant()
+    def sustained_and_applied(self) -> None:
+        """CMB-SUS-2/3/7: what a sustainer applied is borne only while it sustains."""
+        encounter = self.state.encounter
+        if encounter is None:
+            return
+        sustaining = {c.name for c in encounter.combatants if c.sustains is not None}
+        for combatant in encounter.combatants:
+            for lasting in combatant.conditions:
+                assert lasting.by is None or lasting.by in sustaining, (combatant, lasting)
+            assert combatant.guard == 0 or combatant.reacted is not None
+
+    @invariant()
+    def hit_points_in_range(self) -> None:
+        for index, character in enumerate(self.state.characters):
+            health = hero_health(self.game, self.state, index)
+            assert health is not None and 0 <= health.hp <= health.hp_max, character.name
+        encounter = self.state.encounter
+        for combatant in encounter.combatants if encounter is not None else ():
+            if combatant.side == "foes":
+                assert combatant.hp is not None and combatant.hp_max is not None
+                assert 0 <= combatant.hp <= combatant.hp_max, combatant
+
+
+class SpellsFight(CombatTwo):
+    """Reactions (Ada's Shield on hit, Brannoc's Deflect on spell), sustained spells (Hold
+    Person, Faerie Fire, Bless on heroes), heals on heroes, foes leaving (Brannoc's
+    Opportunity Attack on leave), Action Surge,
+    foes' own abilities (Claw, the breaths, Bite) and a regenerating troll."""
+
+    RULESET = "skirmish-foes"
+    PARTY = "skirmish-foes"
+    ROLES = ("standard", "minion", "troll", "dragon")
+
+    def tag_choices(self) -> list[str]:
+        encounter = self.state.encounter
+        assert encounter is not None
+        foes = [c.name for c in encounter.combatants if c.side == "foes"]
+        uses = {c.name: [u.label for u in c.abilities] or ["claw"]
+                for c in encounter.combatants if c.side == "foes"}
+        heroes = ["Ada", "Brannoc"]
+        spells = ["Fire Bolt", "Burning Hands", "Hold Person", "Faerie Fire"]
+        found = [render("attack", [("who", "Ada"), ("use", s), ("target", f)])
+                 for s in spells for f in [*foes, ", ".join(foes)]]
+        found += [render("attack", [("who", "Brannoc"), ("target", f)]) for f in foes]
+        found.append('[attack: who="Brannoc" use="Action Surge"]')
+        found += ['[attack: who="Ada" use="Bless" target="Ada, Brannoc"]',
+                  '[attack: who="Ada" use="Cure Wounds" target="Brannoc"]',
+                  '[attack: who="Brannoc" use="Second Wind"]']
+        for foe in foes:
+            found += [render("attack", [("who", foe), ("target", h)]) for h in heroes]
+            found += [render("attack", [("who", foe), ("use", u), ("target", h)])
+                      for u in uses[foe] for h in [*heroes, "Ada, Brannoc"]]
+        found += [render("combat", [("op", "leave"), ("who", f), ("how", h)])
+                  for f in foes for h in (None, None, "disengage")]
+        found.append('[combat: op="end" outcome="victory"]')
+        return found
+
+
+class ArmsFight(CombatTwo):
+    """Ammunition taken per attack and picked up after a won fight, a pistol's clip and its
+    reload, the bow's modes and the off hand."""
+
+    RULESET = "skirmish-arms"
+    PARTY = "skirmish-arms"
+    ROLES = ("standard", "minion")
+
+    def tag_choices(self) -> list[str]:
+        encounter = self.state.encounter
+        assert encounter is not None
+        foes = [c.name for c in encounter.combatants if c.side == "foes"]
+        found = []
+        for foe in foes:
+            found += [render("attack", [("who", "Ada"), ("with", "Hunting bow"),
+                                        ("target", foe), ("mode", m), ("range", "far")])
+                      for m in (None, None, "volley", "aimed")]
+            found += [render("attack", [("who", "Brannoc"), ("with", w), ("target", foe),
+                                        ("action", a)])
+                      for w, a in (("Silver coffin nail", None), ("Knife", "bonus"),
+                                   ("Watch pistol", None))]
+            found += [render("attack", [("who", foe), ("target", h)]) for h in ("Ada",
+                                                                                "Brannoc")]
+        found += ['[combat: op="reload" who="Brannoc" with="Watch pistol"]',
+                  '[combat: op="reload" who="Brannoc" with="Watch pistol"]',
+                  '[inventory: action="unequip" item="Knife" who="Brannoc"] '
+                  '[inventory: action="equip" item="Watch pistol" who="Brannoc"]',
+                  '[inventory: action="unequip" item="Watch pistol" who="Brannoc"]',
+                  '[inventory: action="equip" item="Silver coffin nail" who="Brannoc"]',
+                  '[combat: op="end" outcome="victory"]', '[combat: op="end" outcome="fled"]']
+        return found
+
+
+COMBAT_TWO = settings(max_examples=8, stateful_step_count=12, deadline=None, derandomize=True,
+                      database=None, suppress_health_check=[HealthCheck.too_slow],
+                      phases=[Phase.explicit, Phase.generate])  # no long shrinking
+TestSpellsFight = COMBAT_TWO(SpellsFight).TestCase
+TestArmsFight = COMBAT_TWO(ArmsFight).TestCase

@@ -1,0 +1,94 @@
+"""A foe's own abilities and its regeneration, as pure rules (spec/combat.md A.11:
+CMB-ABIL-4/5/7/8; the keys are :mod:`engine.ruleset.foe_abilities`). Their numbers are worked
+out once, when the foe joins (CMB-TPL-8); the ``[attack: who="<foe>" use=]`` tag is
+:mod:`engine.actions.fight_foes`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..dice import Stream
+from ..ruleset import Template
+from .fight import worked
+from .formula import evaluate, foe_reader
+from .game import Game
+from .state import Combatant, FoeUse
+
+
+def with_abilities(game: Game, template: Template, tier: int, foe: Combatant,
+                   stream: Stream) -> Combatant:
+    """CMB-ABIL-4/7, CMB-TPL-8: ``foe`` made from ``template`` at ``tier`` with its own
+    abilities (each ``toHit``, DC and damage read now, for its tier and ability modifier) and
+    its regeneration; the very foe when the template has neither."""
+    abilities = template.combat.abilities
+    regenerate = template.regenerate
+    if not abilities and regenerate is None:
+        return foe
+    reader = foe_reader(game.ruleset, tier, foe.modifier or 0)
+    uses = []
+    for ability in abilities:
+        save = ability.save
+        dc = None
+        if save is not None:
+            dc = save.difficulty if save.difficulty is not None else (
+                evaluate(ability.save_difficulty, reader, stream).value
+                if ability.save_difficulty is not None else 10)
+        uses.append(FoeUse(
+            id=ability.id, label=ability.label or ability.id,
+            to_hit=(evaluate(ability.to_hit, reader, stream).value
+                    if ability.to_hit is not None else foe.attack or 0)
+            if save is None else None,
+            save=save.save if save is not None else None, dc=dc,
+            on_success=(save.on_success or "half") if save is not None else None,
+            damage=worked(ability.damage.tree, reader, stream)
+            if ability.damage is not None else None,
+            damage_type=ability.damage_type or foe.damage_type,  # CMB-TYPE-1
+            targets=ability.targets, left=ability.uses, spell=ability.spell or None))
+    update: dict[str, Any] = {"abilities": tuple(uses)}
+    if regenerate is not None:
+        update["regenerate"] = max(evaluate(regenerate.amount, reader, stream).value, 0)
+        update["stopped_by"] = tuple(regenerate.stopped_by)
+    return foe.model_copy(update=update)
+
+
+def foe_use(foe: Combatant, named: str) -> int | None:
+    """The index of the foe's ability ``named`` names (its id or label, any case), or None."""
+    wanted = named.strip().casefold()
+    return next((i for i, u in enumerate(foe.abilities)
+                 if wanted in (u.id.casefold(), u.label.casefold())), None)
+
+
+def damage_taken(records: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
+    """CMB-ABIL-7: the damage types each combatant (by name, folded) took this round, read
+    from the round's answered records: a strike's ``target`` and ``damageType`` with damage
+    dealt, each ``plus`` component it dealt, and each ``targets`` row of an ability's use.
+    Damage without a type counts as no type."""
+    taken: dict[str, set[str]] = {}
+
+    def add(who: Any, kind: Any, dealt: Any) -> None:
+        if isinstance(who, str) and isinstance(kind, str) and isinstance(dealt, int) \
+                and dealt > 0:
+            taken.setdefault(who.casefold(), set()).add(kind)
+
+    for record in records:
+        target = record.get("target")
+        add(target, record.get("damageType"), record.get("damage"))
+        for row in record.get("plus") or ():
+            if isinstance(row, Mapping):
+                add(target, row.get("damageType"), row.get("dealt"))
+        for row in record.get("targets") or ():
+            if isinstance(row, Mapping):
+                add(row.get("target"), row.get("damageType", record.get("damageType")),
+                    row.get("damage"))
+    return taken
+
+
+def regenerates(foe: Combatant, took: set[str]) -> int:
+    """CMB-ABIL-7: what a foe regains at the end of a round — its ``regenerate`` while above
+    0 and below its most, unless it took damage of a ``stoppedBy`` type (0 then)."""
+    if not foe.regenerate or not foe.hp or foe.hp_max is None or foe.hp >= foe.hp_max:
+        return 0
+    if took & set(foe.stopped_by):
+        return 0
+    return min(foe.regenerate, foe.hp_max - foe.hp)
