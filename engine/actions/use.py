@@ -32,6 +32,7 @@ from .attrs import TEXT, WHO
 from .checks import skill_check
 from .checks.pipeline import value_check
 from .declare import Request, action, attr, request
+from .fight_use import FIGHT_REASONS, FIGHT_RECORD, Outside, aimed, in_fight, use_in_fight
 
 
 def pool_max(game: Game, character: Character, state: State, pool: str) -> int:
@@ -291,6 +292,9 @@ class UseItem(Request):
     item: str = attr(TEXT, "the item used, by name",
                      missing='Say what to use: [inventory: action="use" item="<name>"].')
     who: int = attr(WHO, "who uses it", shown="the player")
+    target: str = attr(TEXT, "in a formula fight: who the use is aimed at, comma-separated (as "
+                       "many as its targetCount): foes for a use against the other side, heroes "
+                       "for a heal or buff", shown="the only foe standing, or the user")
 
 
 USE_RECORD = {
@@ -304,8 +308,35 @@ USE_RECORD = {
     "charges": "charges left", "breaks_roll": "the break die", "broke": "it broke (ITM-BRK-4)",
     "player_message": "the Use button: what the player says",
     "item_used": "the Use button: the [item_used] line",
+    **FIGHT_RECORD,
 }
-USE_REASONS = (reasons.NOT_HELD, reasons.NOT_WORN, reasons.NO_USE_LEFT, reasons.NO_DIFFICULTY)
+USE_REASONS = (reasons.NOT_HELD, reasons.NOT_WORN, reasons.NO_USE_LEFT, reasons.NO_DIFFICULTY,
+               *FIGHT_REASONS)
+
+
+def _helped(game: Game, state: State, who: int, use: Use, ctx: TurnContext,
+            kind: str) -> tuple[Character, dict[str, Any], list[str]]:
+    """ITM-OUT-3/4 inside a fight (engine/actions/fight_use.py): what a heal and its temporary
+    points give hero ``who`` — the new character, the record and the words."""
+    character = state.characters[who]
+    outcome = _Outcome(pools=dict(character.pools), conditions=list(character.conditions),
+                       tracks=dict(character.tracks))
+    _effect(game, state, character, use, outcome, ctx, kind)
+    return (character.model_copy(update={"pools": outcome.pools, "tracks": outcome.tracks}),
+            outcome.record, outcome.effects)
+
+
+def _spent_in_fight(game: Game, state: State, item: Item, bag: list[Stack], index: int,
+                    ctx: TurnContext, kind: str) -> dict[str, Any]:
+    """ITM-OUT-8 inside a fight: the item or its charges spent from ``bag`` as out of one;
+    the record (``left``, ``breaks_roll``, ``broke``)."""
+    outcome = _Outcome(pools={}, conditions=[])
+    _spend(game, state, item, bag, index, ctx, kind, outcome)
+    return outcome.record
+
+
+OUTSIDE = Outside(gate=_roll_gate, helps=_helped, spend=_spent_in_fight)
+"""What a use in a fight does as one outside it (engine/actions/fight_use.py)."""
 
 
 def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
@@ -333,6 +364,14 @@ def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
         code, words = next(why for _, why in refusals if why is not None)
         return state, refused(tag, code, f"{words}; nothing was used."), spoken
     index = usable[0]
+    if in_fight(game, state) and (aimed(item.use) or request.target.strip()):
+        # §13: a use aimed at the other side, or at target=, acts in the formula fight on now
+        # (engine/actions/fight_use.py); a helping use without target= is answered as out of
+        # one, as the recorded corpus pins (a friend's potion poured into a downed hero)
+        found_at = (who, index, item, item_label(game, character.bag[index]))
+        new_state, answer = use_in_fight(game, state, request, found_at, request.target, ctx,
+                                         kind, OUTSIDE)
+        return new_state, answer, spoken
     # ITM-FAKE-13: using a fake finds it out; what it really does then happens.
     state = reveal_on_use(game, state, who, index, ctx.turn_label)
     character = state.characters[who]
@@ -370,6 +409,23 @@ def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
         new_state = new_state.model_copy(update={"journal": (*state.journal, journal)})
     outcome.record["used"] = True
     return new_state, accepted(tag, line, outcome.record), spoken
+
+
+def acts_in_fight(game: Game, state: State, tag: Tag) -> bool:
+    """§13: whether ``[inventory: action="use"]`` acts in the formula fight on now (its user's
+    budget spent, in the round's initiative order): a use aimed at the other side, or one
+    that names ``target=``; any other use is answered as out of a fight (§21)."""
+    if not in_fight(game, state):
+        return False
+    if (tag.get("target") or "").strip():
+        return True
+    who = state.character_index((tag.get("who") or "").strip() or None)
+    if who is None:
+        return False
+    character = state.characters[who]
+    found = _matching(game, state, character, tag.get("item") or "")
+    item = item_of(game, state, character.bag[found[0]].item) if found else None
+    return item is not None and item.use is not None and aimed(item.use)
 
 
 def item_label(game: Game, stack: Stack) -> str:
