@@ -287,7 +287,12 @@ def _spend(game: Game, state: State, item: Item, bag: list[Stack], index: int,
 
 @request
 class UseItem(Request):
-    """Use an item outside a fight: what its ``use`` does (ITM-OUT-2..16)."""
+    """Use an item: what its ``use`` does (ITM-OUT-2..16). In a formula fight a use aimed at
+    the other side, or one naming ``target=``, is one of the round's actions (§13): it spends
+    one whole use of its budget (``no-time`` past it; a ``free`` use spends nothing and begins
+    no round), lands in its user's initiative order among the round's attacks, and rolls its
+    ``toHit`` against each target's defence or each target's save against its
+    ``saveDifficulty``; any other use is answered as outside a fight."""
 
     item: str = attr(TEXT, "the item used, by name",
                      missing='Say what to use: [inventory: action="use" item="<name>"].')
