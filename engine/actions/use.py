@@ -444,7 +444,15 @@ def use_tag(game: Game, state: State, request: UseItem,
             ctx: TurnContext) -> tuple[State, Answer]:
     """``[inventory: action="use" item=... who=...]`` (ITM-OUT-2, ITM-OUT-15)."""
     new_state, answer, _ = use_item(game, state, request, ctx, "inventory")
-    return new_state, answer
+    return new_state, _target_note(request, answer)
+
+
+def _target_note(request: UseItem, answer: Answer) -> Answer:
+    """A ``target=`` no fight read is named in the answer's notes."""
+    if not request.target.strip() or not answer.ok or "round" in answer.record:
+        return answer
+    return answer.model_copy(update={"notes": (
+        *answer.notes, "ignored target=: no formula fight is on, so the item acts on its user")})
 
 
 @action("event", "use", UseItem, record=USE_RECORD, reasons=USE_REASONS)
@@ -454,6 +462,7 @@ def use_event(game: Game, state: State, request: UseItem,
     says, ``item_used`` the line of the ``[item_used]`` block (absent for an item without
     ``use``)."""
     new_state, answer, spoken = use_item(game, state, request, ctx, "event")
+    answer = _target_note(request, answer)
     if spoken is None:
         return new_state, answer
     record = {**answer.record, "player_message": spoken}

@@ -17,6 +17,7 @@ from scipy.stats import chisquare
 
 from engine import Answer, Game, load_ruleset, start_state
 from engine.actions.describe import use_text
+from engine.actions.events import apply_event
 from engine.actions.fight_arms import foe_save
 from engine.actions.fight_use import gate_line
 from engine.rules import reasons
@@ -490,3 +491,51 @@ def test_itm_rchg_2_3_6_a_vigil_after_the_fight_fills_the_bell() -> None:
     rested, answers = answer(GAME, ended, '[sheet: op="rest" rest="vigil" who="Ada"]', (1, 3))
     assert answers[0].ok and "Dawn bell 3/3 charges" in answers[0].text
     assert stack_of(rested, "Ada", "kit/dawn-bell").charges == 3
+
+
+# --- ITM-USE-26, the Use event, plus, target= out of a fight ------------------------------------
+
+def test_itm_use_26_an_invented_item_like_a_ruleset_item_is_used_like_it_charges_included() \
+        -> None:
+    text = ('[inventory: action="add" item="Greek fire" like="Fire flask" who="Ada"] '
+            '[inventory: action="add" item="Bone whistle" like="Whistle charm" who="Ada"]')
+    state, answers = answer(GAME, START, text)
+    assert all(a.ok for a in answers)
+    state = fighting(state)
+    _, answers = first(state, '[inventory: action="use" item="Greek fire" who="Ada" '
+                           'target="Goblin 1"]', _hit)
+    row = answers[0].record["targets"][0]
+    assert row["modifier"] == 4 and row["damage"] == sum(row["damageRolls"][0]) + 1
+    assert answers[0].text.endswith("Greek fire: 0 of 1 left.")
+    _, answers = answer(GAME, state, WHISTLE.replace("Whistle charm", "Bone whistle"), (1, 1))
+    assert answers[0].text.endswith("Bone whistle: 1 of 2 left.")
+
+
+def test_the_use_event_in_a_fight_aims_at_the_only_foe_standing() -> None:
+    state = with_foe(FIGHT, "Goblin 2", hp=0)
+    after, found = apply_event(GAME, state, {"action": "use", "item": "Pitch stone"}, "Ada",
+                               TurnContext(state.seed, (1, 1)))
+    assert found.ok and found.record["targets"][0]["target"] == "Goblin 1"
+    assert found.record["player_message"] == "I use my Pitch stone."
+    assert found.record["item_used"] == found.text and one(after, "Ada").spent == ("quick",)
+
+
+def test_itm_plus_1_a_uses_plus_deals_its_further_amount_on_a_hit() -> None:
+    game = game_with(lambda d: kit(d, "fire-flask")["use"].update(
+        {"plus": [{"flat": 2, "type": "cold"}]}))
+    state = fighting(start_state(game, PARTY), game)
+    after, answers = first(state, FLASK, _hit, game)
+    row = answers[0].record["targets"][0]
+    assert row["plus"][0]["dealt"] == 2 and row["plus"][0]["damageType"] == "cold"
+    assert row["damage"] == sum(row["damageRolls"][0]) + 1 + 2
+    assert one(after, "Goblin 1").hp == max(10 - row["damage"], 0)
+
+
+def test_target_out_of_a_fight_is_noted_and_the_item_acts_on_its_user() -> None:
+    state = with_hero(START, "Ada", pools={"health": 6, "resolve": 2})
+    after, answers = answer(GAME, state, TONIC, (1, 1))
+    assert answers[0].ok and answers[0].notes == (
+        "ignored target=: no formula fight is on, so the item acts on its user",)
+    assert hero(after, "Ada").pools == {"health": 7, "resolve": 3}
+    _, answers = answer(GAME, START, FLASK, (1, 1))  # ITM-OUT-7: it hits nobody
+    assert "hits nobody, as there is no fight" in answers[0].text
