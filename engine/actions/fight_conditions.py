@@ -323,7 +323,9 @@ def end_of_round(game: Game, before: State, state: State, answers: list[Answer],
     last = next((i for i in range(len(answers) - 1, -1, -1)
                  if answers[i].ok and (answers[i].tag.kind == "attack" or (
                      answers[i].tag.kind == "combat"
-                     and answers[i].tag.attrs.get("op") in ROUND_OPS))), None)
+                     and answers[i].tag.attrs.get("op") in ROUND_OPS) or (
+                     answers[i].tag.kind == "inventory"  # §13: a use that spent a budget
+                     and answers[i].record.get("budget") is not None))), None)
     if last is None:
         return state, answers
     settled, lines, rows = _settle(game, state, encounter, ctx.for_tag(0))

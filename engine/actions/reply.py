@@ -27,6 +27,7 @@ from . import (
     fight_leave,
     fight_narrative,
     fight_narrative_spoils,
+    fight_use,
     fight_weapons,
     gear,
     loot,
@@ -225,7 +226,9 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag], ctx: TurnContext,
     ``[place:]`` tags are resolved first (buy and sell price at the place that holds at the end
     of the reply); then ``[combat:]`` start/join/condition/defend, in text order; then the
     ``[attack:]`` tags in the initiative order of their attackers (CMB-TURN-6..8/14; one
-    attacker's attacks in text order); then every other tag in text order; then
+    attacker's attacks in text order), and with them, in a formula fight, each
+    ``[inventory: action="use"]`` that acts in it by its user's place (§13); then every other
+    tag in text order; then
     ``[combat: op="end"]`` (DESIGN.md "Rounds and order"). Returns the new state and one
     answer per tag, in the order of ``tags``. Pure: the input state is never mutated.
 
@@ -253,6 +256,13 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag], ctx: TurnContext,
         for index in segment:
             phases[_phase(tags[index])].append(index)
         for phase, indexes in enumerate(phases):
+            if phase == 2 and fight_use.in_fight(game, state):
+                # §13: in a formula fight a use aimed at the other side or at target= acts in
+                # the round, among the attacks by its user's initiative (engine/actions/use.py)
+                used = [i for i in phases[3] if _key(tags[i]) == ("inventory", "use")
+                        and use.acts_in_fight(game, state, tags[i])]
+                phases[3] = [i for i in phases[3] if i not in used]
+                indexes = sorted([*indexes, *used])
             if phase == 2 and len(indexes) > 1:  # the encounter as start and join left it
                 ranks = {i: fight.attacker_rank(state, tags[i]) for i in indexes}
                 indexes = sorted(indexes, key=lambda i: (ranks[i], i))

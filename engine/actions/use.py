@@ -32,7 +32,10 @@ from .attrs import TEXT, WHO
 from .checks import skill_check
 from .checks.pipeline import value_check
 from .declare import Request, action, attr, request
-from .fight_narrative_use import FIGHT_REASONS, FIGHT_RECORD, narrative_use
+from .fight_narrative_use import FIGHT_REASONS as NARRATIVE_REASONS
+from .fight_narrative_use import FIGHT_RECORD as NARRATIVE_RECORD
+from .fight_narrative_use import narrative_use
+from .fight_use import FIGHT_REASONS, FIGHT_RECORD, Outside, aimed, in_fight, use_in_fight
 
 
 def pool_max(game: Game, character: Character, state: State, pool: str) -> int:
@@ -288,11 +291,19 @@ def _spend(game: Game, state: State, item: Item, bag: list[Stack], index: int,
 
 @request
 class UseItem(Request):
-    """Use an item outside a fight: what its ``use`` does (ITM-OUT-2..16)."""
+    """Use an item: what its ``use`` does (ITM-OUT-2..16). In a formula fight a use aimed at
+    the other side, or one naming ``target=``, is one of the round's actions (§13): it spends
+    one whole use of its budget (``no-time`` past it; a ``free`` use spends nothing and begins
+    no round), lands in its user's initiative order among the round's attacks, and rolls its
+    ``toHit`` against each target's defence or each target's save against its
+    ``saveDifficulty``; any other use is answered as outside a fight."""
 
     item: str = attr(TEXT, "the item used, by name",
                      missing='Say what to use: [inventory: action="use" item="<name>"].')
     who: int = attr(WHO, "who uses it", shown="the player")
+    target: str = attr(TEXT, "in a formula fight: who the use is aimed at, comma-separated (as "
+                       "many as its targetCount): foes for a use against the other side, heroes "
+                       "for a heal or buff", shown="the only foe standing, or the user")
 
 
 USE_RECORD = {
@@ -306,10 +317,36 @@ USE_RECORD = {
     "charges": "charges left", "breaks_roll": "the break die", "broke": "it broke (ITM-BRK-4)",
     "player_message": "the Use button: what the player says",
     "item_used": "the Use button: the [item_used] line",
-    **FIGHT_RECORD,  # issue 26: an item used in a narrative fight (ITM-CLS-1..19)
+    **FIGHT_RECORD,  # issue 25: an item used in a formula fight (spec/items.md §13)
+    **NARRATIVE_RECORD,  # issue 26: an item used in a narrative fight (ITM-CLS-1..19)
 }
 USE_REASONS = (reasons.NOT_HELD, reasons.NOT_WORN, reasons.NO_USE_LEFT, reasons.NO_DIFFICULTY,
-               *FIGHT_REASONS)
+               *dict.fromkeys((*FIGHT_REASONS, *NARRATIVE_REASONS)))
+
+
+def _helped(game: Game, state: State, who: int, use: Use, ctx: TurnContext,
+            kind: str) -> tuple[Character, dict[str, Any], list[str]]:
+    """ITM-OUT-3/4 inside a fight (engine/actions/fight_use.py): what a heal and its temporary
+    points give hero ``who`` — the new character, the record and the words."""
+    character = state.characters[who]
+    outcome = _Outcome(pools=dict(character.pools), conditions=list(character.conditions),
+                       tracks=dict(character.tracks))
+    _effect(game, state, character, use, outcome, ctx, kind)
+    return (character.model_copy(update={"pools": outcome.pools, "tracks": outcome.tracks}),
+            outcome.record, outcome.effects)
+
+
+def _spent_in_fight(game: Game, state: State, item: Item, bag: list[Stack], index: int,
+                    ctx: TurnContext, kind: str) -> dict[str, Any]:
+    """ITM-OUT-8 inside a fight: the item or its charges spent from ``bag`` as out of one;
+    the record (``left``, ``breaks_roll``, ``broke``)."""
+    outcome = _Outcome(pools={}, conditions=[])
+    _spend(game, state, item, bag, index, ctx, kind, outcome)
+    return outcome.record
+
+
+OUTSIDE = Outside(gate=_roll_gate, helps=_helped, spend=_spent_in_fight)
+"""What a use in a fight does as one outside it (engine/actions/fight_use.py)."""
 
 
 def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
@@ -339,6 +376,14 @@ def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
         code, words = next(why for _, why in refusals if why is not None)
         return state, refused(tag, code, f"{words}; nothing was used."), spoken
     index = usable[0]
+    if in_fight(game, state) and (aimed(item.use) or request.target.strip()):
+        # §13: a use aimed at the other side, or at target=, acts in the formula fight on now
+        # (engine/actions/fight_use.py); a helping use without target= is answered as out of
+        # one, as the recorded corpus pins (a friend's potion poured into a downed hero)
+        found_at = (who, index, item, item_label(game, character.bag[index]))
+        new_state, answer = use_in_fight(game, state, request, found_at, request.target, ctx,
+                                         kind, OUTSIDE)
+        return new_state, answer, spoken
     # ITM-FAKE-13: using a fake finds it out; what it really does then happens.
     state = reveal_on_use(game, state, who, index, ctx.turn_label)
     character = state.characters[who]
@@ -378,6 +423,23 @@ def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
     return new_state, accepted(tag, line, outcome.record), spoken
 
 
+def acts_in_fight(game: Game, state: State, tag: Tag) -> bool:
+    """§13: whether ``[inventory: action="use"]`` acts in the formula fight on now (its user's
+    budget spent, in the round's initiative order): a use aimed at the other side, or one
+    that names ``target=``; any other use is answered as out of a fight (§21)."""
+    if not in_fight(game, state):
+        return False
+    if (tag.get("target") or "").strip():
+        return True
+    who = state.character_index((tag.get("who") or "").strip() or None)
+    if who is None:
+        return False
+    character = state.characters[who]
+    found = _matching(game, state, character, tag.get("item") or "")
+    item = item_of(game, state, character.bag[found[0]].item) if found else None
+    return item is not None and item.use is not None and aimed(item.use)
+
+
 def item_label(game: Game, stack: Stack) -> str:
     """ITM-USE-3: a use is named after the item, whatever the stack is called."""
     found = game.items.get(stack.item) if stack.item is not None else None
@@ -389,7 +451,15 @@ def use_tag(game: Game, state: State, request: UseItem,
             ctx: TurnContext) -> tuple[State, Answer]:
     """``[inventory: action="use" item=... who=...]`` (ITM-OUT-2, ITM-OUT-15)."""
     new_state, answer, _ = use_item(game, state, request, ctx, "inventory")
-    return new_state, answer
+    return new_state, _target_note(request, answer)
+
+
+def _target_note(request: UseItem, answer: Answer) -> Answer:
+    """A ``target=`` no fight read is named in the answer's notes."""
+    if not request.target.strip() or not answer.ok or "round" in answer.record:
+        return answer
+    return answer.model_copy(update={"notes": (
+        *answer.notes, "ignored target=: no formula fight is on, so the item acts on its user")})
 
 
 @action("event", "use", UseItem, record=USE_RECORD, reasons=USE_REASONS)
@@ -399,6 +469,7 @@ def use_event(game: Game, state: State, request: UseItem,
     says, ``item_used`` the line of the ``[item_used]`` block (absent for an item without
     ``use``)."""
     new_state, answer, spoken = use_item(game, state, request, ctx, "event")
+    answer = _target_note(request, answer)
     if spoken is None:
         return new_state, answer
     record = {**answer.record, "player_message": spoken}

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ruleset import Formula, Item, parse_formula
-from ..ruleset.combat import Abilities, Attack, Range
+from ..ruleset.combat import Abilities, Attack, Range, ToHit
 from .game import Game
 from .gear import slots_in_use
 from .items import read_stat
@@ -83,7 +83,12 @@ def to_hit(game: Game, view: SheetView, item: Item, attack: Attack) -> int:
     """ITM-WPN-6..10: what a weapon adds to hit — the best of its abilities, what its skill
     adds (ITM-WPN-7), the proficiency bonus where its proficiency value is above 0, its
     bonus, the wearer's sheet bonus."""
-    hit = attack.to_hit
+    return hit_bonus(game, view, item, attack.to_hit)
+
+
+def hit_bonus(game: Game, view: SheetView, item: Item, hit: ToHit | None) -> int:
+    """ITM-WPN-6..10, ITM-USE-7/8: what a ``toHit`` (a weapon's, or a use's attack roll) adds
+    to hit, read on ``view``'s sheet for ``item``; nothing without one."""
     if hit is None:
         return 0
     total = best(game, view, item, hit.abilities) + whole(read_stat(game, item, hit.bonus))

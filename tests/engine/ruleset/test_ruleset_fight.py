@@ -336,9 +336,10 @@ def test_every_fixture_ruleset_still_loads_with_the_typed_block(name) -> None:
     if written is not None:
         assert game.ruleset.combat is not None
         assert game.ruleset.combat.model_dump(by_alias=True, exclude_unset=True) == written
-    # skirmish*.json and srd5.json fight by formula (tests/engine/test_fight*.py, test_weapons.py),
-    # gravewatch-fights.json too, in a dice-pool (tests/engine/test_fight_pool.py, issue 25)
+    # skirmish*.json, srd5.json and ember-fights.json fight by formula (tests/engine/
+    # test_fight*.py, test_weapons.py), gravewatch-fights.json too, in a dice-pool
+    # (tests/engine/test_fight_pool.py, issue 25)
     expected = ("formula",) if name.startswith("skirmish") or name in (
-        "srd5", "gravewatch-fights") else (
+        "srd5", "gravewatch-fights", "ember-fights") else (
         "outcome",) if name.startswith("outcome") else ("narrative", "symbol-pool")
     assert combat_kind(game.ruleset) in expected
