@@ -48,6 +48,7 @@ from ..ruleset import Formula, Item, Template, combat_kind, parse_formula
 from ..ruleset.combat import Attack
 from ..ruleset.fight import ROLL_HIGH, Combat
 from ..ruleset.formula import Number
+from . import fight_kinds as kinds  # issue 25: roll-against and symbol-pool fights
 from . import fight_narrative as narrative
 from .answers import Answer, accepted, refused
 from .attrs import RAW, TEXT
@@ -84,7 +85,7 @@ def _fighting(game: Game) -> Refusal | None:
     if kind == "none":
         return Refusal(reasons.NO_COMBAT, 'This ruleset turns fights off ("kind": "none"); '
                        "nothing was done.")
-    if kind != "formula":
+    if kind != "formula" and not kinds.fights(game):  # issue 25: symbol-pool fights
         return Refusal(reasons.UNSUPPORTED, f"This ruleset fights with {kind} combat, which "
                        "this version of gmtags does not answer yet (Combat II/III will); "
                        "nothing was done.")
@@ -707,6 +708,9 @@ def roll_attack(game: Game, view: SheetView, name: str, modifier: int, defence: 
     DESIGN.md "Dice": each strike is keyed by the round's reply, the attacker and its strike
     number this round, never by the tag's place in the reply, so a swipe that rewords or
     reorders the reply cannot fish for rolls."""
+    other = kinds.attack_roll(game, view, name, modifier, defence, strikes, ctx, lean)
+    if other is not None:  # issue 25: roll-against and symbol-pool attacks
+        return other
     rule = _combat(game).attack
     res = game.ruleset.resolution
     assert rule is not None and res is not None
@@ -767,6 +771,7 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         "total": int(rolled.value), "defence": defence, "result": result, "damage": 0,
         "hp": foe.hp, "hpMax": foe.hp_max}
     record["round"] = encounter.round
+    record.update(kinds.recorded(game, rolled))  # issue 25: roll-against, symbol-pool
     if edge.affected_by:  # CMB-MOD-2
         record["affectedBy"] = list(edge.affected_by)
     if arming.mode is not None:
@@ -785,6 +790,7 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
             if rule.reads else {}  # most rulesets have no reads: no stream for them
         given[ROLL_HIGH] = max(rolled.rolls) if rolled.rolls else 0  # OQ-CMB-5 b
         reader = sheet_reader(view, given)
+        flat += kinds.hit_damage(game, rolled, result)  # issue 25: a symbol hit's successes
         struck = strike(formula, reader, result == "critical",
                         foe.hp or 0, ctx.for_tag(0).stream(strike_key, "damage"), flat,
                         weapon.reroll_up_to if weapon is not None else 0)
@@ -897,6 +903,7 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
         "rolls": rolled.rolls, "modifier": modifier, "total": int(rolled.value),
         "defence": defence, "result": result, "damage": 0, "hp": health.hp,
         "hpMax": health.hp_max}
+    record.update(kinds.recorded(game, rolled))  # issue 25: roll-against, symbol-pool
     if edge.affected_by:  # CMB-MOD-2
         record["affectedBy"] = list(edge.affected_by)
     text = f"{foe.name} → {name}: {rolled.shown}"
@@ -908,7 +915,8 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
     if result != "miss":
         reader = foe_reader(game.ruleset, foe.tier or 1, foe.modifier or 0)
         struck = strike(_foe_damage(foe), reader, result == "critical", health.hp,
-                        ctx.for_tag(0).stream(strike_key, "damage"))
+                        ctx.for_tag(0).stream(strike_key, "damage"),
+                        kinds.hit_damage(game, rolled, result))  # issue 25
         # CMB-TYPE-1, ITM-DEF-4..8: the foe's damage type against what the hero resists
         kind = foe.damage_type
         dealt, guards = typed_damage(struck.damage, kind, defences_of(game, state, hero))

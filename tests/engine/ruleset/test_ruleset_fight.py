@@ -337,6 +337,8 @@ def test_every_fixture_ruleset_still_loads_with_the_typed_block(name) -> None:
         assert game.ruleset.combat is not None
         assert game.ruleset.combat.model_dump(by_alias=True, exclude_unset=True) == written
     # skirmish*.json and srd5.json fight by formula (tests/engine/test_fight*.py, test_weapons.py)
-    expected = ("formula",) if name.startswith("skirmish") or name == "srd5" else (
+    # and against-d100-fight.json over a roll-against resolution (test_fight_against.py)
+    expected = ("formula",) if name.startswith("skirmish") or name in (
+        "srd5", "against-d100-fight") else (
         "narrative", "symbol-pool")
     assert combat_kind(game.ruleset) in expected
