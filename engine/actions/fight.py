@@ -86,7 +86,8 @@ def _fighting(game: Game) -> Refusal | None:
         return Refusal(reasons.NO_COMBAT, 'This ruleset turns fights off ("kind": "none"); '
                        "nothing was done.")
     if kind != "formula" and not kinds.fights(game):  # issue 25: symbol-pool fights
-        return Refusal(reasons.UNSUPPORTED, f"This ruleset fights with {kind} combat, which "
+        return kinds.no_attack(game) or Refusal(
+            reasons.UNSUPPORTED, f"This ruleset fights with {kind} combat, which "
                        "this version of gmtags does not answer yet (Combat II/III will); "
                        "nothing was done.")
     return None
@@ -639,6 +640,7 @@ ATTACK_RECORD = {
     "roundEnd": "the round's last attack: each condition saved against or counted down at the "
                 "end of the round (CMB-COND-3..6): who, condition, rounds (left), save, dc, "
                 "rolls, total, saved, ended",
+    **kinds.RECORD,  # issue 25: roll-against and symbol-pool attacks
 }
 
 

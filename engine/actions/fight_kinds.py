@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..rules import reasons
 from ..rules.checks.read import CheckRead, Rolled
 from ..rules.context import TurnContext
 from ..rules.fight_against import against_result, defence_shift, edge_bonus
@@ -18,6 +19,7 @@ from ..rules.sheet import SheetView
 from ..ruleset import combat_kind
 from ..ruleset.resolution import AgainstResolution, SymbolResolution
 from .checks.pipeline import effective_resolution, resolve_request, sheet_parts
+from .declare import Refusal
 
 AGAINST = "roll-against"
 SYMBOLS = "symbol-pool"
@@ -44,6 +46,15 @@ def fights(game: Game) -> bool:
 
 
 Kind = AgainstResolution | SymbolResolution
+
+
+def no_attack(game: Game) -> Refusal | None:
+    """Why a symbol-pool ruleset that does not fight refuses a fight's tags (CHK-SYM-35: it
+    gives no ``combat.attack``, the check its attacks roll), or None for other kinds."""
+    if kind_of(game) != SYMBOLS or fights(game):
+        return None
+    return Refusal(reasons.UNSUPPORTED, 'This symbol-pool ruleset gives no "combat.attack" '
+                   "(the check its attacks roll), so it does not fight; nothing was done.")
 
 
 def attack_roll(game: Game, view: SheetView, name: str, modifier: int, defence: int,
@@ -170,3 +181,19 @@ def recorded(game: Game, rolled: Rolled) -> dict[str, Any]:
                 "setback": sum(1 for d in thrown if d == setback) if setback else 0,
                 "criticalSuccess": triumph, "criticalFailure": despair}
     return {}
+
+
+RECORD = {
+    "threshold": "roll-against: the number the attack's roll was read against (the attacker's "
+                 "number less the target's defence, CHK-RA-9)",
+    "against": "roll-against: at-most or at-least (CHK-RA-10)",
+    "tens": "roll-against: the bonus (+) or penalty (-) tens dice an edge rolled (CHK-RA-17)",
+    "symbols": "symbol-pool: the net symbols, as 2s 1a 1t (OQ-CHK-43)",
+    "thrown": "symbol-pool: which die each roll was (CHK-SYM-40)",
+    "successes": "symbol-pool: the net successes (each adds 1 to a hit's damage)",
+    "difficulty": "symbol-pool: the opposing difficulty dice (combat.attack.difficulty)",
+    "setback": "symbol-pool: the setback dice rolled (the target's defence)",
+    "criticalSuccess": "symbol-pool: a triumph showed (a hit with it is critical, CHK-SYM-30)",
+    "criticalFailure": "symbol-pool: a despair showed (recorded only, CHK-SYM-31)",
+}
+"""What :func:`recorded` adds to an attack's record (the attack's record keys, docs/tags.md)."""

@@ -73,9 +73,10 @@ def _kind(ruleset: Ruleset, combat: Combat) -> list[Problem]:
 
 
 def _symbol_attack(ruleset: Ruleset, combat: Combat) -> list[Problem]:
-    """Issue 25, CHK-SYM-35 (engine/rules/fight_symbols.py): symbol-pool combat needs
-    ``combat.attack`` and setback dice for the defence; ``attack.difficulty`` is its own key,
-    at most the resolution's ``difficulty.max``."""
+    """Issue 25, CHK-SYM-35 (engine/rules/fight_symbols.py): symbol-pool combat with
+    ``combat.attack`` needs setback dice for the defence; ``attack.difficulty`` is its own
+    key, at most the resolution's ``difficulty.max``. (Without ``combat.attack`` the block
+    loads and its fights are refused.)"""
     problems: list[Problem] = []
     res = ruleset.resolution
     symbols = res is not None and res.kind == "symbol-pool" and combat.kind != "none"
@@ -87,7 +88,6 @@ def _symbol_attack(ruleset: Ruleset, combat: Combat) -> list[Problem]:
         return problems
     assert res is not None and res.kind == "symbol-pool"
     if attack is None:
-        _add(problems, ("attack",), 'symbol-pool combat needs "combat.attack"')
         return problems
     if res.setback is None:
         _add(problems, ("attack", "defence"), "symbol-pool combat reads a target's defence as "

@@ -135,10 +135,6 @@ FEATURES: list[tuple[type[BaseModel], str, Callable[[Any], bool], str, str]] = [
     (Plus, "when", lambda node: node.when == "toggled", 'plus[].when: "toggled"', "1.170"),
     (Use, "concentration", _set("concentration"), "use.concentration", "1.174"),
     (Use, "zone", _set("zone"), "use.zone", "1.174"),
-    # CHK-SYM-35, CMB-GEN-3 (checks.md Appendix D, not items.md Appendix E; issue 25)
-    (Ruleset, "combat", lambda node: node.combat is not None and node.combat.kind != "none"
-     and node.resolution is not None and node.resolution.kind == "symbol-pool",
-     "symbol-pool combat", "1.382"),
 ]
 _BY_MODEL: dict[type[BaseModel], list[tuple[str, Callable[[Any], bool], str, str]]] = {}
 for _model, _key, _used, _feature, _version in FEATURES:

@@ -18,7 +18,7 @@ from scipy.stats import chisquare
 
 from engine import TurnContext, load_ruleset, start_state
 from engine.actions.checks import against
-from engine.actions.fight_kinds import attack_read, attack_roll, read_result
+from engine.actions.fight_kinds import attack_read, attack_roll, read_result, recorded
 from engine.dice import Stream
 from engine.rules import reasons
 from engine.rules.fight_against import against_result, defence_shift, edge_bonus, target_number
@@ -131,6 +131,22 @@ def test_an_edge_is_a_tens_die_only_where_the_ruleset_has_tens() -> None:
     assert (edge_bonus(res, 1), edge_bonus(res, -1), edge_bonus(res, 0)) == (1, -1, 0)
     plain = res.model_copy(update={"tens": None})
     assert edge_bonus(plain, 1) == 0
+
+
+def test_chk_ra_17_an_edge_is_recorded_as_its_tens_die() -> None:
+    """CMB-MOD-1 read as CHK-RA-17: advantage rolls a bonus tens die (two tens dice and a
+    shared units die), the record says so."""
+    state = fighting()
+    view = SheetView(GAME, state.characters[0], state)
+    for lean, tens in ((1, 1), (-1, -1)):
+        rolled = attack_roll(GAME, view, "Harvey", 5, 5, 0, TurnContext(state.seed, (0, 1)),
+                             lean)
+        assert rolled is not None
+        assert recorded(GAME, rolled[0]) == {"threshold": 55, "against": "at-most",
+                                             "tens": tens}
+        assert len(rolled[0].rolls) == 3  # the units die, then two tens dice
+    plain = attack_roll(GAME, view, "Harvey", 5, 5, 0, TurnContext(state.seed, (0, 1)))
+    assert plain is not None and "tens" not in recorded(GAME, plain[0])
 
 
 # --- a fight: the records ----------------------------------------------------------------------

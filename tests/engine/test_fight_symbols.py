@@ -252,12 +252,19 @@ def test_the_attack_skill_is_combat_only() -> None:
     assert answers[0].reason == reasons.COMBAT_ONLY and after == START
 
 
-def test_a_symbol_pool_ruleset_without_a_combat_block_still_refuses_fights() -> None:
-    """symbols-genesys.json has no combat block: nothing to attack with."""
-    game = load_ruleset(fixture_json("rulesets/symbols-genesys.json"))
+@pytest.mark.parametrize("block", [None, {"kind": "symbol-pool"}])
+def test_a_symbol_pool_ruleset_without_combat_attack_refuses_fights(block) -> None:
+    """symbols-genesys.json has no combat block; a block without ``attack`` loads (CHK-SYM-35)
+    but gives nothing to attack with: start and attack are refused, nothing changes."""
+    document = fixture_json("rulesets/symbols-genesys.json")
+    if block is not None:
+        document = {**document, "capabilityApi": "1.382", "combat": block}
+    game = load_ruleset(document)
     state = start_state(game, fixture_json("parties/symbols-genesys.json"))
-    after, answers = answer(game, state, FIGHT)
-    assert answers[0].reason == reasons.UNSUPPORTED and after == state
+    for text in (FIGHT, '[attack: who="Kira" target="Raider"]'):
+        after, answers = answer(game, state, text)
+        assert answers[0].reason == reasons.UNSUPPORTED and after == state
+        assert 'gives no "combat.attack"' in answers[0].text
 
 
 # --- the load rules ---------------------------------------------------------------------------
@@ -266,15 +273,14 @@ ATTACK = ("combat", "attack")
 
 
 @pytest.mark.parametrize(("mutation", "expected"), [
-    (drop(ATTACK), '/combat/attack: symbol-pool combat needs "combat.attack"'),
     (put((*ATTACK, "difficulty"), 6),
      "/combat/attack/difficulty: 6 opposing dice is more than difficulty.max (5)"),
     (drop(("resolution", "setback")),
      "/combat/attack/defence: symbol-pool combat reads a target's defence as setback dice: "
      'declare "resolution.setback"'),
     (put(("capabilityApi",), "1.381"),
-     "/combat: symbol-pool combat needs capabilityApi 1.382 or later (the ruleset declares "
-     "1.381)"),
+     "/combat: combat in a symbol-pool ruleset needs capabilityApi 1.382 or later (the "
+     "ruleset declares 1.381)"),
     (put(("combat", "kind"), "formula"),
      '/combat/kind: a symbol-pool ruleset fights with symbol-pool combat, not "formula"'),
 ])
