@@ -167,14 +167,16 @@ def _initiative(game: Game, state: State, ctx: TurnContext, name: str,
     if hero is not None:
         _, checked = roll_check(game, state, hero, {"skill": initiative.check, "dc": "0"},
                                 ctx, purpose)
-        return int(checked.record.get("total", 0)), list(checked.record.get("rolls", []))
+        return (kinds.initiative(game, checked.record.get("total"), checked.record.get("dc")),
+                list(checked.record.get("rolls", [])))  # issue 25: roll-against reads the margin
     view = SheetView(game, None, state)
     effective, _ = effective_resolution(res, "skill", initiative.check, view)
     read = CheckRead(who=name, kind="skill", ident=initiative.check, label="Initiative",
                      attrs={"dc": "0"}, view=view, ability=None, ability_part=modifier,
                      rank=0, own_bonus=0)
     rolled = resolve_request(game, effective, read, ctx, purpose)
-    return (int(rolled.value), list(rolled.rolls)) if rolled is not None else (0, [])
+    return ((kinds.initiative(game, rolled.value, rolled.dc), list(rolled.rolls))
+            if rolled is not None else (0, []))
 
 
 Rolls = dict[str, list[int]]  # each joining combatant's initiative dice, for the record

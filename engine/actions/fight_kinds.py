@@ -48,6 +48,19 @@ def fights(game: Game) -> bool:
 Kind = AgainstResolution | SymbolResolution
 
 
+def initiative(game: Game, total: object, threshold: object) -> int:
+    """CMB-TURN-2/15: the number an initiative check puts a combatant at in the order — its
+    total, except in a roll-against fight, where a lower roll is the better one: there it is
+    the margin (OQ-CHK-37: the number less the roll at-most, the roll less the number
+    at-least), so the best roll goes first."""
+    rolled = int(total) if isinstance(total, int | float) else 0
+    res = game.ruleset.resolution
+    if kind_of(game) != AGAINST or not isinstance(res, AgainstResolution) \
+            or not isinstance(threshold, int):
+        return rolled
+    return threshold - rolled if res.against == "at-most" else rolled - threshold
+
+
 def no_attack(game: Game) -> Refusal | None:
     """Why a symbol-pool ruleset that does not fight refuses a fight's tags (CHK-SYM-35: it
     gives no ``combat.attack``, the check its attacks roll), or None for other kinds."""

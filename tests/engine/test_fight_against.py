@@ -157,6 +157,18 @@ def test_cmb_gen_1_the_ruleset_fights_by_formula_with_the_roll_against_attack() 
     assert one(state, "Cultist").defence == 5 and one(state, "Cultist").attack == 40
 
 
+def test_cmb_turn_15_initiative_is_the_margin_of_the_check_best_roll_first() -> None:
+    """CMB-TURN-2/3/15, OQ-CHK-37: the Dodge check (a hero's sheet number; a foe's template
+    ability modifier, 40 for a thug) read as a margin, so a lower roll goes first."""
+    _, answers = answer(GAME, START, FIGHT.replace('"]', '" count="2"]'))
+    order = answers[0].record["order"]
+    numbers = {"Harvey": 35, "Lydia": 50, "Cultist 1": 40, "Cultist 2": 40}
+    for row in order:
+        assert row["initiative"] == numbers[row["name"]] - row["rolls"][0]
+    keys = [(-r["initiative"], r["side"] != "party") for r in order]
+    assert keys == sorted(keys)
+
+
 def test_a_heros_attack_reads_its_skill_plus_to_hit_less_the_foes_defence() -> None:
     """CHK-RA-2/3 (the skill's sheet number), CHK-RA-9/10 (the record's number and against),
     CMB-ATK-A3 (the weapon's toHit added)."""
