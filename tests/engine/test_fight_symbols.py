@@ -71,6 +71,15 @@ def read(vector: Vector) -> tuple[str, int]:
     return ("critical" if t else "hit"), net
 
 
+def read_vector(res: SymbolResolution, record: dict[str, Any]) -> str:
+    """The result of one recorded check, by hand from its dice and faces."""
+    vector = [0] * 6
+    for row in record["symbolDetails"]["dice"]:
+        for mark in row["symbols"]:
+            vector[ORDER.index(mark)] += 1
+    return read(tuple(vector))[0]  # type: ignore[arg-type]
+
+
 def category(result: str, net: int) -> str:
     return result if result != "hit" else f"hit {min(net, 3)}"
 
@@ -83,7 +92,9 @@ def category(result: str, net: int) -> str:
     ("Osk", 1, 0, ["ability", "proficiency", "boost", "difficulty", "difficulty"]),
 ])
 def test_chk_sym_35_an_attack_follows_the_enumerated_pool(who, modifier, defence, dice) -> None:
-    """CHK-SYM-A1..A12, A15: 20,000 attacks of the engine's check against the convolution."""
+    """CHK-SYM-A1..A12, A15: the attack's pool as the engine builds it (one check of it), then
+    20,000 pools of those dice drawn with the engine's dice and read with its tally and
+    result, against the convolution."""
     state = fighting()
     view = SheetView(GAME, hero(state, who), state)
     built = attack_read(GAME, view, who, modifier, defence)
@@ -91,11 +102,17 @@ def test_chk_sym_35_an_attack_follows_the_enumerated_pool(who, modifier, defence
     res, request = built
     assert isinstance(res, SymbolResolution)
     stream = Stream(state.seed, (0,), "chi-square")
+    once = symbols.resolve(res, request, stream, True)
+    plan = list(once.record["thrown"])
+    assert sorted(plan) == sorted(dice)
+    assert read_result(res, once) == read_vector(res, once.record)
+    sides = {d.id: len(d.faces) for d in res.dice}
+    needed, critical = res.success.needed, res.critical_success
     seen: Counter[str] = Counter()
     for _ in range(DRAWS):
-        rolled = symbols.resolve(res, request, stream, True)
-        seen[category(read_result(res, rolled), int(rolled.value))] += 1
-    assert sorted(rolled.record["thrown"]) == sorted(dice)
+        raw, net = symbols.tally(res, [(die, stream.die(sides[die])) for die in plan])
+        result = symbol_result(net["s"], needed, bool(critical and raw[critical]))
+        seen[category(result, net["s"])] += 1
     weights: Counter[str] = Counter()
     for vector, weight in convolve(dice).items():
         weights[category(*read(vector))] += weight
@@ -218,6 +235,19 @@ def test_a_weapons_to_hit_adds_boost_dice() -> None:
     state = fighting()
     _, answers = answer(GAME, state, '[attack: who="Osk" target="Raider"]', (0, 1))
     assert answers[0].record["thrown"].count("boost") == 1  # the Hand axe's toHit 1
+
+
+def test_cmb_mod_1_an_edge_is_one_boost_or_setback_die() -> None:
+    """CMB-MOD-1 read as CHK-SYM-16/A6: a condition's advantage adds one to the signed bonus
+    (a boost die), a disadvantage takes one off (a setback die)."""
+    state = fighting()
+    view = SheetView(GAME, hero(state, "Kira"), state)
+    for lean, die in ((1, "boost"), (-1, "setback")):
+        rolled = attack_roll(GAME, view, "Kira", 0, 0, 0, TurnContext(state.seed, (0, 1)), lean)
+        assert rolled is not None and rolled[0].record["thrown"].count(die) == 1
+    plain = attack_roll(GAME, view, "Kira", 0, 0, 0, TurnContext(state.seed, (0, 1)))
+    assert plain is not None
+    assert not {"boost", "setback"} & set(plain[0].record["thrown"])
 
 
 def test_a_swipe_or_a_reordered_reply_rolls_the_same() -> None:
