@@ -49,6 +49,7 @@ from ..ruleset import Formula, Item, Template, combat_kind, parse_formula
 from ..ruleset.combat import Attack
 from ..ruleset.fight import ROLL_HIGH, Combat
 from ..ruleset.formula import Number
+from . import fight_kinds as other_kinds  # issue 25: roll-against and symbol-pool fights
 from . import fight_narrative as narrative
 from . import fight_narrative_spoils as narrative_spoils
 from . import fight_outcome as outcome
@@ -96,10 +97,11 @@ def _fighting(game: Game, kinds: tuple[str, ...] = FORMULA) -> Refusal | None:
     if kind == "none":
         return Refusal(reasons.NO_COMBAT, 'This ruleset turns fights off ("kind": "none"); '
                        "nothing was done.")
-    if kind not in kinds:
-        return Refusal(reasons.UNSUPPORTED, f"This ruleset fights with {kind} combat, which "
-                       "this version of gmtags does not answer yet (Combat II/III will); "
-                       "nothing was done.")
+    if kind not in kinds and not ("formula" in kinds and other_kinds.fights(game)):
+        # issue 25: a symbol-pool ruleset with combat.attack fights as formula combat does
+        return (other_kinds.no_attack(game) if "formula" in kinds else None) or Refusal(
+            reasons.UNSUPPORTED, f"This ruleset fights with {kind} combat, which does not "
+            "answer this tag; nothing was done.")
     return None
 
 
@@ -178,14 +180,16 @@ def _initiative(game: Game, state: State, ctx: TurnContext, name: str,
     if hero is not None:
         _, checked = roll_check(game, state, hero, {"skill": initiative.check, "dc": "0"},
                                 ctx, purpose)
-        return int(checked.record.get("total", 0)), list(checked.record.get("rolls", []))
+        return (other_kinds.initiative(game, checked.record.get("total"), checked.record.get("dc")),
+                list(checked.record.get("rolls", [])))  # issue 25: roll-against reads the margin
     view = SheetView(game, None, state)
     effective, _ = effective_resolution(res, "skill", initiative.check, view)
     read = CheckRead(who=name, kind="skill", ident=initiative.check, label="Initiative",
                      attrs={"dc": "0"}, view=view, ability=None, ability_part=modifier,
                      rank=0, own_bonus=0)
     rolled = resolve_request(game, effective, read, ctx, purpose)
-    return (int(rolled.value), list(rolled.rolls)) if rolled is not None else (0, [])
+    return ((other_kinds.initiative(game, rolled.value, rolled.dc), list(rolled.rolls))
+            if rolled is not None else (0, []))
 
 
 Rolls = dict[str, list[int]]  # each joining combatant's initiative dice, for the record
@@ -688,6 +692,7 @@ ATTACK_RECORD = {
                   "initiative:<attacker> goes with it)",
     "regenerated": "the round's last attack: each foe that regenerated, or was stopped "
                    "(CMB-ABIL-7): who, amount, hp, stoppedBy",
+    **other_kinds.RECORD,  # issue 25: roll-against and symbol-pool attacks
 }
 
 
@@ -800,6 +805,9 @@ def roll_attack(game: Game, view: SheetView, name: str, modifier: int, defence: 
     DESIGN.md "Dice": each strike is keyed by the round's reply, the attacker and its strike
     number this round, never by the tag's place in the reply, so a swipe that rewords or
     reorders the reply cannot fish for rolls."""
+    other = other_kinds.attack_roll(game, view, name, modifier, defence, strikes, ctx, lean)
+    if other is not None:  # issue 25: roll-against and symbol-pool attacks
+        return other
     rule = _combat(game).attack
     res = game.ruleset.resolution
     assert rule is not None and res is not None
@@ -863,6 +871,7 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         "total": int(rolled.value), "defence": defence, "result": result, "damage": 0,
         "hp": foe.hp, "hpMax": foe.hp_max}
     record["round"] = encounter.round
+    record.update(other_kinds.recorded(game, rolled))  # issue 25: roll-against, symbol-pool
     if edge.affected_by:  # CMB-MOD-2
         record["affectedBy"] = list(edge.affected_by)
     if arming.mode is not None:
@@ -881,6 +890,7 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
             if rule.reads else {}  # most rulesets have no reads: no stream for them
         given[ROLL_HIGH] = max(rolled.rolls) if rolled.rolls else 0  # OQ-CMB-5 b
         reader = sheet_reader(view, given)
+        flat += other_kinds.hit_damage(game, rolled, result)  # issue 25: a symbol hit's successes
         struck = strike(formula, reader, result == "critical",
                         foe.hp or 0, ctx.for_tag(0).stream(strike_key, "damage"), flat,
                         weapon.reroll_up_to if weapon is not None else 0)
@@ -996,6 +1006,7 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
         "rolls": rolled.rolls, "modifier": modifier, "total": int(rolled.value),
         "defence": defence, "result": result, "damage": 0, "hp": health.hp,
         "hpMax": health.hp_max}
+    record.update(other_kinds.recorded(game, rolled))  # issue 25: roll-against, symbol-pool
     if edge.affected_by:  # CMB-MOD-2
         record["affectedBy"] = list(edge.affected_by)
     text = f"{foe.name} → {name}: {rolled.shown}"
@@ -1007,7 +1018,8 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
     if result != "miss":
         reader = foe_reader(game.ruleset, foe.tier or 1, foe.modifier or 0)
         struck = strike(_foe_damage(foe), reader, result == "critical", health.hp,
-                        ctx.for_tag(0).stream(strike_key, "damage"))
+                        ctx.for_tag(0).stream(strike_key, "damage"),
+                        other_kinds.hit_damage(game, rolled, result))  # issue 25
         # CMB-TYPE-1, ITM-DEF-4..8: the foe's damage type against what the hero resists
         kind = foe.damage_type
         dealt, guards = typed_damage(struck.damage, kind, defences_of(game, state, hero))

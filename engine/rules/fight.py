@@ -81,7 +81,7 @@ def combat_only(game: Game) -> frozenset[str]:
     """CMB-ATK-2, DESIGN.md "Formula combat": the skills only a fight rolls — the attack
     check and the initiative check — by id and by label, in lower case."""
     combat = game.ruleset.combat
-    if combat is None or combat_kind(game.ruleset) != "formula":
+    if combat is None or combat_kind(game.ruleset) not in ("formula", "symbol-pool"):
         return frozenset()
     ids = {combat.attack.check} if combat.attack is not None else set()
     if combat.turn is not None and combat.turn.initiative is not None:

@@ -95,6 +95,9 @@ class AttackRule(RulesetModel):
     and of a foe's strikes where its template names none."""
     reads: dict[Id, FormulaText] = Field(default_factory=dict, max_length=16)
     """CMB-READS-2..5: values each attack reads as ``@name``, computed for the attacker."""
+    difficulty: int | None = Field(default=None, ge=0, le=12)
+    """Issue 25, CHK-SYM-35: symbol-pool combat only — the difficulty dice every attack is
+    opposed by (default 2, engine/rules/fight_symbols.py)."""
 
 
 class TemplateDefaults(RulesetModel):

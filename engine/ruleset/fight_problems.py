@@ -73,6 +73,34 @@ def _kind(ruleset: Ruleset, combat: Combat) -> list[Problem]:
         _add(problems, ("kind",), 'symbol-pool combat needs a "symbol-pool" resolution')
     if combat.kind == "formula" and combat.attack is None:
         _add(problems, ("kind",), 'formula combat needs "combat.attack"')
+    problems += _symbol_attack(ruleset, combat)  # issue 25
+    return problems
+
+
+def _symbol_attack(ruleset: Ruleset, combat: Combat) -> list[Problem]:
+    """Issue 25, CHK-SYM-35 (engine/rules/fight_symbols.py): symbol-pool combat with
+    ``combat.attack`` needs setback dice for the defence; ``attack.difficulty`` is its own
+    key, at most the resolution's ``difficulty.max``. (Without ``combat.attack`` the block
+    loads and its fights are refused.)"""
+    problems: list[Problem] = []
+    res = ruleset.resolution
+    symbols = res is not None and res.kind == "symbol-pool" and combat.kind != "none"
+    attack = combat.attack
+    if not symbols:
+        if attack is not None and attack.difficulty is not None:
+            _add(problems, ("attack", "difficulty"),
+                 '"difficulty" is for symbol-pool combat (the opposing dice of an attack)')
+        return problems
+    assert res is not None and res.kind == "symbol-pool"
+    if attack is None:
+        return problems
+    if res.setback is None:
+        _add(problems, ("attack", "defence"), "symbol-pool combat reads a target's defence as "
+             'setback dice: declare "resolution.setback"')
+    if attack.difficulty is not None and attack.difficulty > res.difficulty.max:
+        _add(problems, ("attack", "difficulty"),
+             f"{attack.difficulty} opposing dice is more than difficulty.max "
+             f"({res.difficulty.max})")
     return problems
 
 

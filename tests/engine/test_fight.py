@@ -341,13 +341,15 @@ def test_no_combat_to_start_without_templates() -> None:
 
 
 @pytest.mark.parametrize("fixture", ["symbols-genesys"])
-def test_symbol_pool_fights_are_not_answered_yet(fixture) -> None:
-    """Narrative fights are answered since issue 26 (tests/engine/test_narrative*.py)."""
+def test_a_symbol_pool_ruleset_without_combat_attack_does_not_fight(fixture) -> None:
+    """Narrative fights are answered since issue 26 (tests/engine/test_narrative*.py), symbol-pool
+    fights since issue 25 where the ruleset gives combat.attack (test_fight_symbols.py)."""
     game = load_ruleset(fixture_json(f"rulesets/{fixture}.json"))
     state = start_state(game, fixture_json(f"parties/{fixture}.json"))
     for text in (TWO_GOBLINS, '[attack: target="Goblin 1"]'):
         after, answers = answer(game, state, text)
-        assert answers[0].reason == reasons.UNSUPPORTED and "Combat II/III" in answers[0].text
+        assert answers[0].reason == reasons.UNSUPPORTED
+        assert 'gives no "combat.attack"' in answers[0].text
         assert after is state
 
 

@@ -338,8 +338,9 @@ def test_every_fixture_ruleset_still_loads_with_the_typed_block(name) -> None:
         assert game.ruleset.combat.model_dump(by_alias=True, exclude_unset=True) == written
     # skirmish*.json, srd5.json and ember-fights.json fight by formula (tests/engine/
     # test_fight*.py, test_weapons.py), gravewatch-fights.json too, in a dice-pool
-    # (tests/engine/test_fight_pool.py, issue 25)
+    # (tests/engine/test_fight_pool.py, issue 25), and against-d100-fight.json over a
+    # roll-against resolution (test_fight_against.py)
     expected = ("formula",) if name.startswith("skirmish") or name in (
-        "srd5", "gravewatch-fights", "ember-fights") else (
+        "srd5", "gravewatch-fights", "ember-fights", "against-d100-fight") else (
         "outcome",) if name.startswith("outcome") else ("narrative", "symbol-pool")
     assert combat_kind(game.ruleset) in expected
