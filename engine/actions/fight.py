@@ -77,6 +77,7 @@ from .fight_arms import (
 from .fight_hp0 import downed
 from .fight_pool import Aim, FoeAim, pool_fight, pool_foe, pool_foe_attack, pool_hero, pool_strike
 from .fight_react import react_to_hit, sustain_after_damage  # issue 25: reactions, sustain
+from .fight_use_teach import teach_use_in_fight
 from .fight_volley import VOLLEY, named_targets, too_many, volley
 from .loot import drop_table
 
@@ -311,6 +312,7 @@ def teach_fight(game: Game) -> list[str]:
         lines.append('- A condition: [combat: op="condition" who="<name>" add="<condition>" '
                      'rounds="<n>" save="<save>" dc="<n>"] (save= and dc= for one saved '
                      f'against each turn; remove="<condition>" ends one; conditions: {known}).')
+    lines += teach_use_in_fight(game)  # issue 25: items used in a fight (§13)
     lines.append('- It ends: [combat: op="end" outcome="victory|defeat|fled|truce"]; felling '
                  "the last foe ends it in victory by itself.")
     return lines

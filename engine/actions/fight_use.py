@@ -458,6 +458,8 @@ FIGHT_RECORD = {
     "rolled": "in a fight: a save's damage before any save or defence",
     "events": "in a fight: damage:<foe>:<points>, felled:<foe>, end:victory (CMB-CARD-1)",
     "loot": "in a fight: a won fight's drops", "recovered": "in a fight: ammunition picked up",
+    "roundEnd": "in a fight: on the round's last answer, when a use that spent a budget is it: "
+                "the conditions' end of round (CMB-COND-3..6)",
 }
 FIGHT_REASONS = (reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.CANNOT_ACT,
                  reasons.TARGET_DOWN, reasons.TOO_MANY_TARGETS, reasons.NO_TIME,

@@ -28,7 +28,8 @@ check after every step the laws of DESIGN.md "Combat" and spec/combat.md:
 
 Issue 25 adds two machines on skirmish-foes.json and skirmish-arms.json for reactions,
 sustained abilities, foes' own abilities, regeneration, ammunition and clips (their laws are
-in the comment above :class:`CombatTwo`).
+in the comment above :class:`CombatTwo`), and one on ember-fights.json for items used in a
+fight (consumed stacks, charges, used-up items; the comment above :class:`ItemsFight`).
 
 In memory only, so that heroes can be healed in every game: skirmish.json gets
 skirmish-round.json's Tonic (heal 5, an action), and srd5's Potion of Healing the SRD's use
@@ -894,3 +895,115 @@ COMBAT_TWO = settings(max_examples=8, stateful_step_count=12, deadline=None, der
                       phases=[Phase.explicit, Phase.generate])  # no long shrinking
 TestSpellsFight = COMBAT_TWO(SpellsFight).TestCase
 TestArmsFight = COMBAT_TWO(ArmsFight).TestCase
+
+
+# --- items used in a fight (issue 25, spec/items.md §13 with §21) -----------------------------
+#
+# A third Combat II machine answers random rounds of ``[inventory: action="use"]`` on
+# ember-fights.json (its party's kit: consumed stacks, the worn and bound Dawn bell with 3
+# charges and a break die, the Whistle charm with 2 and no recharge, Juno's Poultice aimed with
+# ``target=``) beside attacks, foes striking and ends, and checks after every reply, besides
+# CombatTwo's laws:
+#
+# * ITM-USE-11/12/20: a consumed stack goes down by exactly one per answered use, and nothing
+#   else changes it (the machine writes no add, buy or rest);
+# * ITM-CHG-1/4, ITM-OUT-9: a charged item goes down by one charge per answered use (the
+#   ``left`` its answer tells), never below 0 nor above its most, kept across fights; on its
+#   break die the stack is gone (ITM-BRK-2);
+# * ITM-USE-21, ITM-OUT-9: a use of what is used up (no stack, no charge) is never answered,
+#   and refused alone it changes nothing (CombatTwo.reply).
+
+CONSUMED = ("kit/fire-flask", "kit/pitch-stone", "kit/blasting-powder", "kit/warming-tonic",
+            "kit/litany-page", "outfitter/poultice")
+CHARGES = {"kit/dawn-bell": 3, "kit/whistle-charm": 2}  # charges.max in the fixture
+KIT = {"Fire flask": "kit/fire-flask", "Pitch stone": "kit/pitch-stone",
+       "Blasting powder": "kit/blasting-powder", "Warming tonic": "kit/warming-tonic",
+       "Page of the vigil litany": "kit/litany-page", "Poultice": "outfitter/poultice",
+       "Dawn bell": "kit/dawn-bell", "Whistle charm": "kit/whistle-charm"}
+
+
+def held(state: State, who: str, item: str) -> tuple[int, int | None]:
+    """How many of ``item`` ``who`` holds, and the charges left on it (None: not charged)."""
+    character = state.characters[state.character_index(who)]
+    stacks = [s for s in character.bag if s.item == item]
+    count = sum(s.count for s in stacks)
+    if item not in CHARGES:
+        return count, None
+    return count, sum(CHARGES[item] if s.charges is None else s.charges for s in stacks)
+
+
+class ItemsFight(CombatTwo):
+    """Ada's and Juno's kit used in fights against goblins; the laws in the comment above."""
+
+    RULESET = "ember-fights"
+    PARTY = "ember-fights"
+    ROLES = ("standard", "minion")
+
+    def tag_choices(self) -> list[str]:
+        encounter = self.state.encounter
+        assert encounter is not None
+        foes = [c.name for c in encounter.combatants if c.side == "foes"]
+        found = []
+        for label in ("Fire flask", "Pitch stone", "Dawn bell"):
+            found += [render("inventory", [("action", "use"), ("item", label), ("who", "Ada"),
+                                           ("target", f)]) for f in foes]
+        found.append(render("inventory", [("action", "use"), ("item", "Blasting powder"),
+                                          ("who", "Ada"), ("target", ", ".join(foes))]))
+        for label in ("Warming tonic", "Page of the vigil litany", "Whistle charm"):
+            found.append(render("inventory", [("action", "use"), ("item", label),
+                                              ("who", "Ada"), ("target", "Ada")]))
+        found += [render("inventory", [("action", "use"), ("item", "Poultice"), ("who", "Juno"),
+                                       ("target", h)]) for h in ("Ada", "Juno")]
+        found += [render("attack", [("who", h), ("target", f)]) for h in ("Ada", "Juno")
+                  for f in foes]
+        found += [render("attack", [("who", f), ("target", h)]) for f in foes
+                  for h in ("Ada", "Juno")]
+        found += ['[combat: op="end" outcome="victory"]', '[combat: op="end" outcome="fled"]']
+        return found
+
+    def reply(self, text: str) -> list[Answer]:
+        before = self.state
+        answers = super().reply(text)
+        self._uses(before, self.state, answers)
+        return answers
+
+    def _uses(self, before: State, after: State, answers: list[Answer]) -> None:
+        answered: Counter[tuple[str, str]] = Counter()
+        broke: set[tuple[str, str]] = set()
+        asked: set[tuple[str, str]] = set()
+        for answer in answers:
+            attrs = answer.tag.attrs
+            if answer.tag.kind != "inventory" or attrs.get("action") != "use":
+                continue
+            key = (attrs["who"], KIT[attrs["item"]])
+            asked.add(key)
+            count, charges = held(before, *key)
+            if count == 0 or charges == 0:  # used up before the reply: never answered
+                assert not answer.ok, answer
+            if answer.reason == reasons.NO_USE_LEFT:
+                assert charges is not None
+            if answer.ok:
+                answered[key] += 1
+                assert answer.record["item"] == key[1] and answer.record["who"] == key[0]
+                if answer.record.get("broke"):
+                    broke.add(key)
+        for key in asked:
+            (count, charges), (now, left) = held(before, *key), held(after, *key)
+            uses = answered[key]
+            if key[1] in CONSUMED:
+                assert now == count - uses >= 0, (key, count, uses, now)
+            elif key in broke:
+                assert now == 0 and charges == uses  # the last charge, then the die
+            else:
+                assert charges is not None and left == charges - uses >= 0, (key, left)
+
+    @invariant()
+    def charges_in_range(self) -> None:
+        """ITM-CHG-1, ITM-OUT-9: 0 <= charges <= most on every charged stack."""
+        for character in self.state.characters:
+            for stack in character.bag:
+                if stack.item in CHARGES and stack.charges is not None:
+                    assert 0 <= stack.charges <= CHARGES[stack.item], stack
+
+
+TestItemsFight = COMBAT_TWO(ItemsFight).TestCase
