@@ -39,6 +39,7 @@ from . import fight_narrative_spoils as spoils
 from .answers import Answer, accepted, refused
 from .checks import skill_check
 from .checks.pipeline import value_check
+from .fight_narrative_bleed import died
 
 SHARE_LOW, SHARE_HIGH = Fraction(1, 20), Fraction(1)
 STATUS_ROUNDS = 2  # ITM-CLS-6: an applied status lasts 2 rounds unless the use says
@@ -243,6 +244,9 @@ def _target(game: Game, state: State, encounter: Encounter, me: int, use: Use,
                 "(ITM-CLS-8); nothing was used.")
     if found.side == "foes" and not found.hp:
         return reasons.TARGET_DOWN, f"{found.name} is already down; nothing was used."
+    if found.side == "party" and died(encounter, found.name):  # D100-PARTY-7
+        return (reasons.TARGET_DOWN, f"{found.name} bled out and died: no heal brings it back; "
+                "nothing was used.")
     return index
 
 
