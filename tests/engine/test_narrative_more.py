@@ -190,6 +190,16 @@ def test_d100_party_7_a_downed_hero_bleeds_out_after_three_rounds() -> None:
     assert "bleeds out" not in again[0][-1].text  # it dies once
 
 
+def test_d100_over_1_pushed_far_over_the_hero_collapses_and_bleeds_out() -> None:
+    game = harrow_with({"stamina": "resolve", "bleedRounds": 1})
+    state, answers = answer(game, fighting(game), HIT.format(' effort="calamity" push="yes"'),
+                            (0, 1))
+    assert answers[0].record["overexertion"] == "far" and answers[0].record["collapsed"]
+    assert state.encounter.bleeding[0].who == "Ada"
+    state, told = rounds(game, state, [BRAM], 2)
+    assert told[0][-1].text.endswith("Ada bleeds out and dies.")
+
+
 def test_d100_party_7_bleed_rounds_key_and_null_turns_it_off() -> None:
     quick = harrow_with({"bleedRounds": 1})
     state, told = rounds(quick, downed(fighting(quick)), [BRAM] * 2)
