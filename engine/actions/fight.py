@@ -500,6 +500,10 @@ class Strike(Request):
                             "(D100-DEF-7)", shown="no")
     technique: str = attr(TEXT, "narrative: a foe's technique, one of its template's "
                           "techniques (D100-DEF-8)", shown="none")
+    edge: str = attr(TEXT, "narrative: a hero's weapon against the target's armour: even, "
+                     "better or superior (D100-DMG-3)", shown="even")
+    flair: str = attr(TEXT, "narrative: creative or cooperative play, building momentum "
+                      "(D100-MOM-5)", shown="none")
     # issue 25: the GM's grades of an outcome action (CMB-OUTC-2, OQ-CMB-6)
     position: str = attr(TEXT, "outcome: controlled, risky or desperate (how hard a failure "
                          "comes back)", shown="risky")

@@ -31,13 +31,15 @@ from ..rules.fight import (
     template_for,
     whole_number,
 )
-from ..rules.fight_conditions import fight_over
+from ..rules.fight_conditions import fight_keys, fight_over, names_of
 from ..rules.formula import Resolve, evaluate, foe_reader, sheet_reader
 from ..rules.game import Game
 from ..rules.narrative import (
     AIM,
     ALLY_DOWN,
     DEFAULT_RANK,
+    EDGES,
+    FLAIRS,
     HERO_RANKS,
     KILL,
     MOMENTUM,
@@ -50,6 +52,8 @@ from ..rules.narrative import (
     d100,
     defence_chance,
     defended,
+    edge_factor,
+    edge_word,
     effort_cost,
     effort_damage,
     effort_ladder,
@@ -71,6 +75,7 @@ from ..rules.sheet import SheetView
 from ..rules.state import Announced, Combatant, Defence, Encounter, State
 from ..ruleset import Formula, combat_kind, parse_formula
 from ..ruleset.fight import Narrative, Overexertion, Technique
+from . import fight_narrative_bleed as bleeding
 from . import fight_narrative_spoils as spoils
 from .answers import Answer, accepted, refused
 from .attrs import TEXT
@@ -78,9 +83,12 @@ from .declare import Request, action, attr, request
 
 PARTY, FOES = "party", "foes"
 DEFAULT_DAMAGE = "10"  # DESIGN.md: the blow before the grade's multiplier
+STATUS_STEP = 10  # ITM-CLS-7: a status's advantage or disadvantage, in defence points
 FITTING = "fitting"  # D100-PARTY-9: count="fitting"
 STRIKE = "strike"  # what an attack spends: one a round for each fighter
-HOWS = ("dodge", "block", "parry", "sidestep", "counter", "step-in")  # D100-DEF-2, PARTY-6
+HOWS = ("dodge", "block", "parry", "sidestep", "counter", "step-in", "tend")
+"""D100-DEF-2, D100-PARTY-6 (step-in), D100-PARTY-7 (tend: bare hands stop an ally's
+bleeding)."""
 
 
 XP_RECORD = {"xp": "a narrative victory: the experience each standing hero got (D100-PARTY-10): "
@@ -110,7 +118,11 @@ ATTACK_RECORD = {
     "lands": "narrative: the round it lands in", "tactics": "narrative: its tactics grade",
     "risk": "narrative: its risk grade", "aim": "narrative: its aim grade",
     "undodgeable": "narrative: no defence meets it (D100-DEF-7)",
-    "technique": "narrative: the foe's own technique (D100-DEF-8)", **XP_RECORD}
+    "technique": "narrative: the foe's own technique (D100-DEF-8)",
+    "edge": "narrative: better or superior, the hero's weapon against the armour (D100-DMG-3)",
+    "flair": "narrative: creative or cooperative play, momentum added (D100-MOM-5)",
+    "bled": "narrative: the downed heroes whose bleeding-out clock ran out this round "
+            "(D100-PARTY-7): who, since", **XP_RECORD}
 """What a narrative ``[attack:]`` adds to the attack's record (DESIGN.md "Records")."""
 ATTACK_REASONS = (reasons.UNKNOWN_TECHNIQUE,)
 
@@ -377,6 +389,10 @@ class Graded(Protocol):
     def undodgeable(self) -> str: ...
     @property
     def technique(self) -> str: ...
+    @property
+    def edge(self) -> str: ...
+    @property
+    def flair(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,6 +404,10 @@ class Grades:
     aim: str = "standard"
     purpose: str = "kill"
     undodgeable: bool = False
+    edge: str = "even"
+    """D100-DMG-3: the hero's weapon against the target's armour (:data:`EDGES`)."""
+    flair: str | None = None
+    """D100-MOM-5: ``creative`` or ``cooperative`` (:data:`FLAIRS`), or None."""
 
 
 YES = frozenset({"yes", "true", "1"})
@@ -403,8 +423,17 @@ def grades_of(request: Graded, notes: list[str]) -> Grades:
         if not known:
             notes.append(f'{kind}="{written[:20]}" is no {kind} grade: {word} was used')
         read[kind] = word
+    edge, known = edge_word(request.edge)
+    if not known:
+        notes.append(f'edge="{request.edge[:20]}" is not one of {", ".join(EDGES)}: even '
+                     "was used")
+    flair = request.flair.strip().casefold()
+    if flair and flair not in FLAIRS:
+        notes.append(f'flair="{request.flair[:20]}" is not one of {", ".join(FLAIRS)}: no '
+                     "momentum was added for it")
     return Grades(read["tactics"], read["risk"], read["aim"], read["purpose"],
-                  request.undodgeable.strip().casefold() in YES)
+                  request.undodgeable.strip().casefold() in YES, edge,
+                  flair if flair in FLAIRS else None)
 
 
 # --- the blow ------------------------------------------------------------------------------
@@ -599,8 +628,11 @@ def _defence(game: Game, state: State, encounter: Encounter, target: Combatant,
         return encounter, grade, {"who": found.who, "how": found.how, "undodgeable": True}
     momentum = (encounter.momentum or {}).get(target.side, 0)
     pool = _pool(game, target.side, "stamina")
+    at = encounter.find(target.name)
+    assert at is not None
+    statuses = status_term(game, names_of(state, encounter, at))  # ITM-CLS-7
     odds = defence_chance(_base(game, target.side), momentum,
-                          _tired(game, state, target, pool), found.met)
+                          _tired(game, state, target, pool), found.met) + statuses
     margin = odds - found.roll
     graded = grade_of(margin)
     after = defended(grade, graded)
@@ -608,7 +640,24 @@ def _defence(game: Game, state: State, encounter: Encounter, target: Combatant,
     defences[index] = found.model_copy(update={"met": found.met + 1})
     row = {"who": found.who, "how": found.how, "roll": found.roll, "chance": odds,
            "margin": margin, "grade": graded, "before": grade, "after": after}
+    if statuses:
+        row["status"] = statuses
     return encounter.model_copy(update={"defences": tuple(defences)}), after, row
+
+
+def status_term(game: Game, conditions: tuple[str, ...]) -> int:
+    """ITM-CLS-7, DESIGN.md: what the statuses a defender bears (a buff or debuff an item
+    applied, or any of the Engine's own) do to its defence chance, as they do in a ruleset
+    fight: each ``against`` edge that holds from anywhere (no ``reach``) — advantage for
+    attacks on the bearer, +1, or disadvantage, −1 — moves the chance by
+    ``STATUS_STEP`` × −edge (a debuff that opens the bearer up lowers it, a buff raises it)."""
+    total = 0
+    for name in conditions:
+        keys = fight_keys(game, name)
+        if keys is None:
+            continue
+        total += sum(-STATUS_STEP * (a.edge or 0) for a in keys.against if a.reach is None)
+    return total
 
 
 def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grades: Grades,
@@ -647,6 +696,9 @@ def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grade
         factor *= 1 + (bonus if target.risk == "reckless" else bonus / 2)
     if grades.purpose == "restrained":
         factor *= _exact(narrative.restrained if narrative else 0.5)
+    steps = EDGES[grades.edge]
+    if steps and multiplier:  # D100-DMG-3: a better weapon against worse armour
+        factor *= edge_factor(steps, _exact(narrative.weapon_armour if narrative else 1 / 3))
     dealt = 0
     formula_value = None
     if multiplier:
@@ -673,6 +725,11 @@ def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grade
         record[name] = value
     state, encounter, hp_after, events = struck(game, state, encounter, at, dealt)
     change = MOMENTUM[grade]
+    if grades.flair is not None:  # D100-MOM-5: creative or cooperative play
+        change += narrative.flair if narrative is not None else 1
+        record["flair"] = grades.flair
+    if steps:
+        record["edge"] = grades.edge
     encounter = _moved(encounter, side, change)
     told = f" {target.name} is {'felled' if target.side == FOES else 'down'}." if not hp_after \
         and hp else ""
@@ -815,6 +872,10 @@ def attack(game: Game, state: State, strike: Graded, ctx: TurnContext) -> tuple[
     grades = grades_of(strike, notes)
     if technique is not None and technique.undodgeable:  # D100-DEF-7/8
         grades = replace(grades, undodgeable=True)
+    if attacker.side == FOES and (grades.edge != "even" or grades.flair is not None):
+        notes.append("edge= and flair= count on a hero's strike only (D100-DMG-3, D100-MOM-5):"
+                     " they were not kept for this announced strike")
+        grades = replace(grades, edge="even", flair=None)
     combatants = list(encounter.combatants)
     combatants[me] = combatants[me].model_copy(update={"spent": (STRIKE,),
                                                        "risk": grades.risk})
@@ -957,6 +1018,13 @@ def land(game: Game, before: State, state: State, answers: list[Answer],
     return state, answers
 
 
+def bleed(game: Game, before: State, state: State, answers: list[Answer],
+          ctx: TurnContext) -> tuple[State, list[Answer]]:
+    """D100-PARTY-7: the bleeding-out clocks at the end of a round
+    (engine/actions/fight_narrative_bleed.py)."""
+    return bleeding.bleed(game, before, state, answers, ctx, _in_round)
+
+
 def _in_round(answer: Answer) -> bool:
     """Whether an answer is one of a round's: an attack, a defence or an item used (issue 26,
     ITM-CLS: using an item is the hero's action of the round)."""
@@ -989,21 +1057,24 @@ class Defend(Request):
     """How a fighter meets the strikes of this round (D100-DEF-2/3, D100-PARTY-6)."""
 
     who: str = attr(TEXT, "who defends: a hero, or a foe in the fight", shown="the player")
-    how: str = attr(TEXT, "dodge, block, parry, sidestep, counter, or step-in (with for=)",
+    how: str = attr(TEXT, "dodge, block, parry, sidestep, counter, step-in (with for=), or "
+                    "tend (with for=: stop a downed ally's bleeding, D100-PARTY-7)",
                     shown="dodge")
-    ally: str = attr(TEXT, "step-in: the ally whose strikes this fighter takes", name="for",
-                     shown="none")
+    ally: str = attr(TEXT, "step-in: the ally whose strikes this fighter takes; tend: the "
+                     "downed ally it tends", name="for", shown="none")
 
 
 DEFEND_RECORD = {"round": "the encounter's round", "who": "who defends",
                  "how": "dodge, block, parry, sidestep, counter or step-in",
                  "roll": "the defence's one d100 of the round (DESIGN.md)",
-                 "for": "step-in: the ally whose strikes it takes (D100-PARTY-6)"}
+                 "for": "step-in: the ally whose strikes it takes (D100-PARTY-6); tend: the "
+                        "downed ally whose bleeding it stopped (D100-PARTY-7)"}
 
 
 @action("combat", "defend", Defend, record=DEFEND_RECORD,
         reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED, reasons.NO_ENCOUNTER,
-                 reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.ALREADY))
+                 reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.ALREADY,
+                 reasons.NOT_BLEEDING))
 def defend(game: Game, state: State, request: Defend, ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="defend" who= how= for=]`` (narrative fights): the fighter's one defence
     roll of the round, met against every strike on it this round (DESIGN.md)."""
@@ -1036,7 +1107,7 @@ def defend(game: Game, state: State, request: Defend, ctx: TurnContext) -> tuple
             notes.append(f'how="{request.how[:20]}" is not one of {", ".join(HOWS)}: dodge '
                          "was used")
         how = "dodge"
-    shields = None
+    shields = tends = None
     if how == "step-in":
         ally = encounter.find(request.ally)
         if ally is None or encounter.combatants[ally].side != fighter.side or ally == me:
@@ -1048,6 +1119,12 @@ def defend(game: Game, state: State, request: Defend, ctx: TurnContext) -> tuple
     if any(d.who == fighter.name for d in encounter.defences):
         return state, refused(tag, reasons.ALREADY, f"{fighter.name} has declared its defence "
                               "this round already (one roll a round); nothing was done.")
+    if how == "tend":  # D100-PARTY-7: bare hands can only stop the bleeding
+        tended = bleeding.stanch(game, state, encounter, fighter.name, request.ally)
+        if isinstance(tended, tuple):
+            return state, refused(tag, *tended)
+        encounter = tended
+        tends = encounter.combatants[encounter.find(request.ally) or 0].name
     roll = d100(ctx.for_tag(0).stream(f"narrative/{fighter.name.casefold()}", "defence"))
     found = Defence(who=fighter.name, how=how, round=encounter.round, roll=roll,
                     shields=shields)
@@ -1055,7 +1132,10 @@ def defend(game: Game, state: State, request: Defend, ctx: TurnContext) -> tuple
     record: dict[str, Any] = {"round": encounter.round, "who": fighter.name, "how": how,
                               "roll": roll}
     text = f"{fighter.name} meets this round's strikes: {how} (d100 {roll})"
-    if shields is not None:
+    if how == "tend":
+        record["for"] = tends
+        text += f", and stops {tends}'s bleeding with bare hands"
+    elif shields is not None:
         record["for"] = shields
         text += f", stepping in front of {shields}"
     return (state.model_copy(update={"encounter": encounter}),

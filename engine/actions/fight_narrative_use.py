@@ -39,6 +39,7 @@ from . import fight_narrative_spoils as spoils
 from .answers import Answer, accepted, refused
 from .checks import skill_check
 from .checks.pipeline import value_check
+from .fight_narrative_bleed import died
 
 SHARE_LOW, SHARE_HIGH = Fraction(1, 20), Fraction(1)
 STATUS_ROUNDS = 2  # ITM-CLS-6: an applied status lasts 2 rounds unless the use says
@@ -103,6 +104,36 @@ def _matching(game: Game, state: State, character: Character, name: str) -> list
     return found
 
 
+def _ready(game: Game, state: State, who: int, found: list[int]) -> bool:
+    """Whether one of hero ``who``'s stacks ``found`` is a ruleset item it can use now."""
+    bag = state.characters[who].bag
+    item = item_of(game, state, bag[found[0]].item) if found else None
+    if item is None or item.use is None:
+        return bool(found)  # not a ruleset item: its own answer says so (ITM-CLS-1/3)
+    return any(_unusable(item, bag[i]) is None for i in found)
+
+
+def _companion_stack(game: Game, state: State, encounter: Encounter, who: int,
+                     name: str) -> tuple[int, list[int]] | None:
+    """ITM-CLS-14: where the user has no stack of ``item=`` it can use now, the first
+    companion in the fight (in the party's order) with one that is ready — the companion and
+    its stacks. An item that works only while worn or bound is its wearer's alone
+    (ITM-CLS-11), so never drawn on."""
+    for combatant in encounter.combatants:
+        other = state.character_index(combatant.name) if combatant.side == "party" else None
+        if other is None or other == who:
+            continue
+        bag = state.characters[other].bag
+        found = _matching(game, state, state.characters[other], name)
+        item = item_of(game, state, bag[found[0]].item) if found else None
+        if item is None or item.use is None or item.slots or item.binds is not None:
+            continue
+        ready = [i for i in found if _unusable(item, bag[i]) is None]
+        if ready:
+            return other, ready
+    return None
+
+
 def _unusable(item: Item, stack: Stack) -> tuple[str, str] | None:
     """ITM-CLS-11/13, ITM-GATE-4: why this stack cannot be used now, or None."""
     use = item.use
@@ -146,10 +177,15 @@ def narrative_use(game: Game, state: State, request: Using, ctx: TurnContext,
         return state, refused(tag, reasons.DOWNED, f"{character.name} is down and does not "
                               "act; nothing was used."), spoken
     found = _matching(game, state, character, request.item)
+    owner = who
+    if not _ready(game, state, who, found):  # ITM-CLS-14: the user's own first
+        drawn = _companion_stack(game, state, encounter, who, request.item)
+        if drawn is not None:
+            owner, found = drawn
     if not found:
         return state, refused(tag, reasons.NOT_HELD, f"{character.name} has no "
                               f"{request.item[:80]}; nothing was used."), spoken
-    first = character.bag[found[0]]
+    first = state.characters[owner].bag[found[0]]
     spoken = f"I use my {first.name}."
     item = item_of(game, state, first.item)
     if item is None or item.use is None or (item.use.kind == "heal" and item.use.amount is None):
@@ -158,7 +194,7 @@ def narrative_use(game: Game, state: State, request: Using, ctx: TurnContext,
                if item is None else "has no use in a fight (ITM-CLS-18)")
         named = {"name": first.name, "who": character.name, "used": False}
         return state, accepted(tag, f"{character.name}'s {first.name} {why}.", named), spoken
-    usable = [(i, _unusable(item, character.bag[i])) for i in found]
+    usable = [(i, _unusable(item, state.characters[owner].bag[i])) for i in found]
     ready = [i for i, why in usable if why is None]
     if not ready:
         code, words = next(why for _, why in usable if why is not None)
@@ -173,12 +209,16 @@ def narrative_use(game: Game, state: State, request: Using, ctx: TurnContext,
     if isinstance(at, tuple):
         return state, refused(tag, *at), spoken
     before = state
-    state = reveal_on_use(game, state, who, index, ctx.turn_label)  # ITM-FAKE-13
+    state = reveal_on_use(game, state, owner, index, ctx.turn_label)  # ITM-FAKE-13
     character = state.characters[who]
-    stack = character.bag[index]
+    stack = state.characters[owner].bag[index]
     label = _label(game, stack)
     record: dict[str, Any] = {"who": character.name, "item": stack.item, "name": label,
                               "round": encounter.round, "slot": ctx.ordinal + 1}
+    drawn_from = ""
+    if owner != who:  # ITM-CLS-14: drawn on a companion's stack
+        record["from"] = state.characters[owner].name
+        drawn_from = f" from {record['from']}'s stack"
     combatants = list(encounter.combatants)
     combatants[me] = combatants[me].model_copy(update={"spent": (narrative.STRIKE,)})
     encounter = encounter.model_copy(update={"combatants": tuple(combatants)})
@@ -191,11 +231,12 @@ def narrative_use(game: Game, state: State, request: Using, ctx: TurnContext,
     record.update(gate_record)
     if passed:
         state, words, events = _effect(game, state, me, at, use, record, ctx)
-        line = f"{character.name} uses {label} on {encounter.combatants[at].name}: {words}."
+        line = (f"{character.name} uses {label}{drawn_from} on {encounter.combatants[at].name}: "
+                f"{words}.")
     else:  # ITM-CLS-17
         line = f"{character.name} rolls {failure}, and it is used up for nothing."
         events = []
-    state, left = _spend(state, who, item, index, label, ctx, kind, record)
+    state, left = _spend(state, owner, item, index, label, ctx, kind, record)
     if left:
         line += f" {left}"
     if events:
@@ -243,6 +284,9 @@ def _target(game: Game, state: State, encounter: Encounter, me: int, use: Use,
                 "(ITM-CLS-8); nothing was used.")
     if found.side == "foes" and not found.hp:
         return reasons.TARGET_DOWN, f"{found.name} is already down; nothing was used."
+    if found.side == "party" and died(encounter, found.name):  # D100-PARTY-7
+        return (reasons.TARGET_DOWN, f"{found.name} bled out and died: no heal brings it back; "
+                "nothing was used.")
     return index
 
 

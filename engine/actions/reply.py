@@ -289,6 +289,7 @@ def _end_of_round(game: Game, before: State, state: State, answers: list[Answer]
     """After a round's attacks: the foes' announced strikes land (issue 26, narrative fights,
     D100-PARTY-3), then conditions count down and are saved against (issue 24)."""
     state, answers = fight_narrative.land(game, before, state, answers, ctx)
+    state, answers = fight_narrative.bleed(game, before, state, answers, ctx)  # D100-PARTY-7
     state = fight_narrative_spoils.after_reply(state, ctx)  # D100-PARTY-10
     settled, answers = fight_conditions.end_of_round(game, before, state, answers, ctx)
     return fight_foes.regenerate_round(game, before, settled, answers, ctx)  # CMB-ABIL-7

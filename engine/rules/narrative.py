@@ -259,3 +259,33 @@ class Part:
 def chance(parts: tuple[Part, ...]) -> int:
     """D100-ATK-A3, OQ-D100-2: the hit chance is the sum of its parts, not clamped."""
     return sum(p.value for p in parts)
+
+
+# --- issue 26's leftovers: weapon against armour, flair, the bleeding-out clock ------------
+
+EDGES = {"even": 0, "better": 1, "superior": 2}
+"""D100-DMG-3, OQ-D100-5: the GM's grade of a hero's weapon against the target's armour
+(``edge=``), as steps; each step adds ``combat.narrative.weaponArmour`` (default ⅓) of the
+blow, so a superior weapon adds ⅔ — "more than" the reckless target's third."""
+FLAIRS = ("creative", "cooperative")
+"""D100-MOM-5, OQ-D100-10: the GM's word for play that builds momentum a little at a time
+(``flair=``); each such strike adds ``combat.narrative.flair`` (default 1) to its side."""
+
+
+def edge_word(written: str) -> tuple[str, bool]:
+    """The ``edge=`` grade in English and whether it was read as written (unknown: even)."""
+    word = written.strip().casefold()
+    if word in EDGES:
+        return word, True
+    return "even", not word
+
+
+def edge_factor(steps: int, share: Fraction) -> Fraction:
+    """D100-DMG-3: the blow's factor for a weapon ``steps`` better than the armour."""
+    return 1 + share * max(steps, 0)
+
+
+def bleeds_out(now: int, since: int, rounds: int) -> bool:
+    """D100-PARTY-7, OQ-D100-12: a hero downed in round ``since`` and neither healed nor
+    stanched dies at the end of round ``since + rounds`` (``rounds`` full rounds after)."""
+    return now >= since + rounds

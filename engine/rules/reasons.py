@@ -107,6 +107,9 @@ TARGET_DOWN = _code("target-down", 'DESIGN.md "Combat": the target is already at
 DOWNED = _code("downed",
     "CMB-TURN-8: the attacker is at 0 hit points (downed earlier, in this round too) and does "
     "not act; a hero healed above 0 acts again")
+NOT_BLEEDING = _code("not-bleeding",
+    'D100-PARTY-7 (issue 26): op="defend" how="tend" for= an ally that stands, bled out or '
+    "had its bleeding stopped already")
 UNKNOWN_WEAPON = _code("unknown-weapon",
     'DESIGN.md "Combat": with= names no weapon the attacker has (ITM-WPN-1)')
 UNKNOWN_BUDGET = _code("unknown-budget",

@@ -295,6 +295,17 @@ class Announced(StateModel):
     technique: str | None = None  # D100-DEF-8: the foe's own technique, by id
 
 
+class Bleeding(StateModel):
+    """D100-PARTY-7, D100-OVER-1 (issue 26): a hero downed in a narrative fight, bleeding out
+    since ``since`` (the round it was first seen down); ``stanched`` once bare hands stopped
+    the bleeding, ``died`` once its clock ran out."""
+
+    who: str
+    since: int = Field(ge=0)
+    stanched: bool = False
+    died: bool = False
+
+
 class Defence(StateModel):
     """D100-DEF-2/3/6: how a combatant meets the strikes of ``round`` — its one d100 of the
     round (``roll``), how many strikes it has met, and for a step-in the ally it shields
@@ -339,6 +350,7 @@ class Encounter(StateModel):
     announced: tuple[Announced, ...] = ()
     defences: tuple[Defence, ...] = ()
     struck: tuple[str, ...] = ()  # D100-PARTY-8: whom the heroes struck this round, in order
+    bleeding: tuple[Bleeding, ...] = ()  # D100-PARTY-7: the downed heroes' bleeding-out clocks
 
     @model_serializer(mode="wrap")
     def _narrative_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -346,7 +358,7 @@ class Encounter(StateModel):
         dumped: dict[str, Any] = handler(self)
         if dumped.get("momentum", 0) is None:
             del dumped["momentum"]
-        for key in ("announced", "defences", "struck"):
+        for key in ("announced", "defences", "struck", "bleeding"):
             if dumped.get(key) == []:
                 del dumped[key]
         return dumped

@@ -214,6 +214,15 @@ class Narrative(RulesetModel):
     restrained: float = Field(default=0.5, ge=0, le=1)
     """D100-DMG-4, issue 26: what a ``purpose="restrained"`` blow keeps of its damage."""
     reckless_target: float = Field(default=1 / 3, ge=0, le=1)
+    weapon_armour: float = Field(default=1 / 3, ge=0, le=1)
+    """D100-DMG-3, issue 26: what each step of ``edge=`` (a hero's weapon better than the
+    target's armour: ``better`` 1, ``superior`` 2) adds to the blow's damage."""
+    flair: int = Field(default=1, ge=0, le=10)
+    """D100-MOM-5, issue 26: the momentum a strike graded ``flair="creative|cooperative"``
+    adds to its side."""
+    bleed_rounds: int | None = Field(default=3, ge=1, le=20)
+    """D100-PARTY-7, issue 26: the rounds a downed hero bleeds before it dies (null: no
+    clock)."""
     focus: int = Field(default=3, ge=0, le=20)
     """D100-PARTY-8, issue 26: what each ally's earlier strike this round on the same target
     adds to a hero's hit chance (focus fire; at most three count)."""
