@@ -996,11 +996,11 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
     if result == "hit" and edge.critical:  # CMB-COND-2
         result = "critical"
     # issue 25, CMB-REACT-1..7: the hero's standing reaction, before the hit is confirmed
-    reacted = react_to_hit(game, state, encounter, target, int(rolled.value),
-                           rolled.critical, defence, result, ctx)
+    reacted = react_to_hit(game, state, encounter, target, rolled, defence, result, ctx)
     if reacted is not None:
-        state, encounter, defence, result = (reacted.state, reacted.encounter,
-                                             reacted.defence, reacted.result)
+        state, encounter, defence, result, rolled = (reacted.state, reacted.encounter,
+                                                     reacted.defence, reacted.result,
+                                                     reacted.rolled)
     record: dict[str, Any] = {
         "round": encounter.round, "attacker": foe.name, "target": name, "range": distance,
         "rolls": rolled.rolls, "modifier": modifier, "total": int(rolled.value),
