@@ -170,6 +170,8 @@ def _dealt(game: Game, done: _Done, index: int, damage: int, use: Use,
     row.update({"damage": row.get("damage", 0) + dealt, "hp": hp, "hpMax": foe.hp_max})
     if dealt:
         done.events.append(f"damage:{foe.name}:{dealt}")
+        if use.damage_type:  # CMB-ABIL-7: regeneration reads what type of damage it took
+            row["damageType"] = use.damage_type
     if foe.hp and not hp:
         done.events.append(f"felled:{foe.name}")
     _with_foe(done, index, hp=hp)
