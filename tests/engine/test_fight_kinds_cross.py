@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from helpers import answer, fixture_json, hero
+from scipy.stats import chisquare
 
 from engine import TurnContext, load_ruleset, start_state
 from engine.actions.checks.pipeline import resolve_request
@@ -290,17 +291,18 @@ def test_kind_attack_is_the_kinds_own_attack_with_the_same_dice() -> None:
 
 
 def test_a_pool_use_counts_its_successes_at_its_own_per_die_target_exactly() -> None:
-    """ITM-USE-7 in a pool fight, enumerated: 3 dice at target 9 against defence 1 hit
-    with P(at least one 9 or 10 of three d10) = 1 − (8/10)³, the face 10 counting as the
-    pool's double counts (the ruleset's own rule)."""
+    """ITM-USE-7 in a pool fight against enumeration: 3 dice at target 9 count 0..3
+    successes with the chances of the 1000 face triples (chi-square over 20,000 draws)."""
     view = SheetView(POOLS, POOL_START.characters[0], POOL_START)
     ctx = TurnContext("s", (3, 3))
-    draws = 4000
-    hits = sum(kind_attack(POOLS, view, "Ada", 3, 1, ctx, f"use/{n}/attack", target=9)[1]
-               != "miss" for n in range(draws))
-    exact = 1 - sum(1 for faces in product(range(1, 11), repeat=3)
-                    if all(f < 9 for f in faces)) / 1000
-    assert abs(hits / draws - exact) < 4 * (exact * (1 - exact) / draws) ** 0.5
+    draws = 20_000
+    seen = Counter(int(kind_attack(POOLS, view, "Ada", 3, 1, ctx, f"use/{n}/attack",
+                                   target=9)[0].value) for n in range(draws))
+    exact = Counter(sum(1 for f in faces if f >= 9) for faces in product(range(1, 11), repeat=3))
+    assert set(seen) <= set(exact)
+    _, p = chisquare([seen[k] for k in sorted(exact)],
+                     [exact[k] * draws / 1000 for k in sorted(exact)])
+    assert p > 1e-4
 
 
 # --- CMB-HP0-1..4: the 0-HP meaning wherever a hero drops ---------------------------------------
@@ -406,3 +408,83 @@ def test_cmb_abil_7_damage_taken_sees_pool_strikes_item_uses_abilities_and_volle
         "wolf": {"piercing", "fire"}}
     assert damage_taken([{"target": "X", "damage": "9", "damageType": 3}, {"targets": "no"}]) \
         == {}
+
+
+FLASK = {"id": "fire-flask", "label": "Fire flask", "item": {
+    "category": "tonic", "rarity": "common", "stack": 5, "stats": {"weight": 0.5},
+    "cost": {"amount": 8, "unit": "penny"},
+    "use": {"kind": "attack", "budget": "act", "targets": "enemy", "attackRoll": True,
+            "toHit": {"abilities": ["wits"], "target": 9}, "amount": {"flat": 1},
+            "damageType": "fire", "consumes": True}}}
+USE_FLASK = '[inventory: action="use" item="Fire flask" who="Ada" target="Dead"]'
+
+
+def _graveyard(spade: str = "blunt"):
+    """gravewatch-fights with a Fire flask in Ada's bag (its attack: her wits 2 in dice, each
+    reaching 9), the Spade's damage of type ``spade`` and the restless dead regenerating 1 a
+    round unless fire reached them."""
+    document = copy.deepcopy(fixture_json("rulesets/gravewatch-fights.json"))
+    kit = document["catalogs"][0]["entries"]
+    kit.append(FLASK)
+    next(e for e in kit if e["id"] == "spade")["item"]["attack"]["damage"]["type"] = spade
+    document["combat"]["templates"][0]["regenerate"] = {"amount": "1", "stoppedBy": ["fire"]}
+    game = load_ruleset(document)
+    party = copy.deepcopy(fixture_json("parties/gravewatch-fights.json"))
+    party["characters"][0]["bag"].append({"item": "kit/fire-flask", "count": 3})
+    state, answers = answer(game, start_state(game, party),
+                            '[combat: op="start" foe="Dead" role="standard" tier="3"]')
+    assert all(a.ok for a in answers), answers
+    return game, state
+
+
+def test_itm_use_7_an_item_attack_in_a_pool_fight_counts_successes_at_its_target() -> None:
+    """ITM-USE-7/8 in a pool fight: the flask's toHit (wits 2) is its dice, each reaching its
+    own per-die target 9 is a success, and it hits when the successes reach the defence."""
+    game, state = _graveyard()
+    results: Counter[str] = Counter()
+    for turn in range(1, 60):
+        _, told = answer(game, state, USE_FLASK, (1, turn))
+        assert told[0].ok, told[0].text
+        row = told[0].record["targets"][0]
+        assert len(row["rolls"]) == 2
+        assert row["total"] == sum(1 for face in row["rolls"] if face >= 9)
+        assert row["result"] == pool_result(row["total"], None, row["defence"]) or \
+            row["result"] == "critical"
+        results[row["result"]] += 1
+        assert answer(game, state, USE_FLASK, (1, turn))[1][0].record == told[0].record
+    assert results["miss"] and results["hit"]
+
+
+def test_cmb_abil_7_fire_from_an_item_use_stops_regeneration_in_a_pool_fight() -> None:
+    game, state = _graveyard()
+    reply = USE_FLASK + ' [attack: who="Mira" target="Dead"]'
+    for turn in range(1, 80):
+        after, told = answer(game, state, reply, (1, turn))
+        row = told[0].record["targets"][0]
+        if not row["damage"] or not told[1].ok or "regenerated" not in told[1].record:
+            continue
+        assert row["damageType"] == "fire"
+        assert told[1].record["regenerated"] == [{"who": "Dead", "amount": 0, "hp": next(
+            c.hp for c in after.encounter.combatants if c.name == "Dead"),
+            "stoppedBy": ["fire"]}]
+        return
+    raise AssertionError("the flask never burned the dead in a round it could regenerate")
+
+
+@pytest.mark.parametrize(("spade", "stopped"), [("fire", True), ("blunt", False)])
+def test_cmb_abil_7_a_pool_strikes_fire_stops_regeneration(spade: str, stopped: bool) -> None:
+    game, state = _graveyard(spade)
+    for turn in range(1, 80):
+        after, told = answer(game, state, '[attack: who="Ada" target="Dead"]', (1, turn))
+        record = told[0].record
+        if not record["damage"] or not record["hp"]:
+            continue
+        regenerated = record["regenerated"][0]
+        hp = next(c.hp for c in after.encounter.combatants if c.name == "Dead")
+        if stopped:
+            assert regenerated == {"who": "Dead", "amount": 0, "hp": hp, "stoppedBy": ["fire"]}
+        else:
+            assert regenerated == {"who": "Dead", "amount": 1, "hp": record["hp"] + 1}
+            assert hp == record["hp"] + 1
+        return
+    raise AssertionError("the spade never hurt the dead")
