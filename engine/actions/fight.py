@@ -674,7 +674,8 @@ ATTACK_RECORD = {
                  "shot, recovered",
     "reaction": "a foe's strike: the struck hero's standing reaction to being hit "
                 "(CMB-REACT-1..7): who, use, ref, on, paid, added (defence), defence (after), "
-                "before (the result it was)",
+                "before (the result it was), threshold (roll-against: the number now read "
+                "against), setbackAdded (symbol-pool: the added setback dice's faces)",
     "sustain": "a foe's strike that damaged a hero sustaining an ability (CMB-SUS-4..7): "
                "use, save, dc, rolls, total, saved; ended, why (failed, downed), removed",
     "roundEnd": "the round's last attack: each condition saved against or counted down at the "

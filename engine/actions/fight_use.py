@@ -457,8 +457,8 @@ FIGHT_RECORD = {
     "use spent (one whole use of it, ITM-USE-5); none for a free use",
     "targets": "in a fight: each target — target, rolls, modifier, total, defence, result (an "
     "attack roll, ITM-USE-7/8); rolls, total, saved (a save, ITM-USE-9); damage, damageRolls, "
-    "hp, hpMax, affectedBy, plus, applied (conditions put on it); healed, temporary, restored, "
-    "pool (a helping use, ITM-USE-13..17)",
+    "damageType, hp, hpMax, affectedBy, plus, applied (conditions put on it); healed, "
+    "temporary, restored, pool (a helping use, ITM-USE-13..17)",
     "dc": "in a fight: the difficulty of the use's save (ITM-USE-9/10)",
     "save": "in a fight: the save each target makes", "onSuccess": "half or negates",
     "damageRolls": "in a fight: a save's damage dice, rolled once",

@@ -488,3 +488,47 @@ def test_cmb_abil_7_a_pool_strikes_fire_stops_regeneration(spade: str, stopped: 
             assert hp == record["hp"] + 1
         return
     raise AssertionError("the spade never hurt the dead")
+
+
+SPARK = {"id": "spark", "label": "Spark", "mechanics": {
+    "kind": "Spell", "level": 0, "attackRoll": True, "toHit": "@wits",
+    "amount": {"flat": 1}, "damageType": "fire"}}
+
+
+def test_cmb_abil_2_a_sheet_ability_attack_in_a_pool_fight_counts_successes() -> None:
+    """CMB-ABIL-2 in a pool fight: the ability's toHit (wits 2) is its dice at the pool's
+    default target, and it hits when its successes reach the defence — no total."""
+    document = copy.deepcopy(fixture_json("rulesets/gravewatch-fights.json"))
+    document.setdefault("catalogs", []).append(
+        {"id": "spells", "label": "Spells", "holds": "spells", "entries": [SPARK]})
+    game = load_ruleset(document)
+    res = game.ruleset.resolution
+    party = copy.deepcopy(fixture_json("parties/gravewatch-fights.json"))
+    party["characters"][0]["entries"] = ["spells/spark"]
+    state, answers = answer(game, start_state(game, party),
+                            '[combat: op="start" foe="Dead" role="standard" tier="3"]')
+    assert all(a.ok for a in answers)
+    results: Counter[str] = Counter()
+    for turn in range(1, 60):
+        _, told = answer(game, state, '[attack: who="Ada" use="Spark" target="Dead"]',
+                         (1, turn))
+        assert told[0].ok, told[0].text
+        row = told[0].record["targets"][0]
+        assert len(row["rolls"]) == 2
+        assert row["total"] == sum(1 for f in row["rolls"] if f >= res.target.default)
+        assert row["result"] == pool_result(row["total"], None, row["defence"]) or \
+            row["result"] == "critical"
+        results[row["result"]] += 1
+    assert results["miss"] and results["hit"]
+
+
+@pytest.mark.parametrize("text", [
+    '[inventory: action="use" item="Fire flask" who="Ada" target="Nobody"]',
+    '[inventory: action="use" item="Fire flask" who="Ada" target="Mira"]',
+    '[attack: who="Ada" use="Spark" target="Dead"]',  # she knows no Spark here
+])
+def test_refused_uses_in_a_pool_fight_leave_the_state_unchanged(text: str) -> None:
+    game, state = _graveyard()
+    after, told = answer(game, state, text, (1, 1))
+    assert not told[0].ok and told[0].reason
+    assert after == state
