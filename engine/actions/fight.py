@@ -680,7 +680,8 @@ ATTACK_RECORD = {
                  "shot, recovered",
     "reaction": "a foe's strike: the struck hero's standing reaction to being hit "
                 "(CMB-REACT-1..7): who, use, ref, on, paid, added (defence), defence (after), "
-                "before (the result it was)",
+                "before (the result it was), threshold (roll-against: the number now read "
+                "against), setbackAdded (symbol-pool: the added setback dice's faces)",
     "sustain": "a foe's strike that damaged a hero sustaining an ability (CMB-SUS-4..7): "
                "use, save, dc, rolls, total, saved; ended, why (failed, downed), removed",
     "roundEnd": "the round's last attack: each condition saved against or counted down at the "
@@ -1002,11 +1003,11 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
     if result == "hit" and edge.critical:  # CMB-COND-2
         result = "critical"
     # issue 25, CMB-REACT-1..7: the hero's standing reaction, before the hit is confirmed
-    reacted = react_to_hit(game, state, encounter, target, int(rolled.value),
-                           rolled.critical, defence, result, ctx)
+    reacted = react_to_hit(game, state, encounter, target, rolled, defence, result, ctx)
     if reacted is not None:
-        state, encounter, defence, result = (reacted.state, reacted.encounter,
-                                             reacted.defence, reacted.result)
+        state, encounter, defence, result, rolled = (reacted.state, reacted.encounter,
+                                                     reacted.defence, reacted.result,
+                                                     reacted.rolled)
     record: dict[str, Any] = {
         "round": encounter.round, "attacker": foe.name, "target": name, "range": distance,
         "rolls": rolled.rolls, "modifier": modifier, "total": int(rolled.value),

@@ -22,7 +22,7 @@ from ..rules.abilities import Chosen, chosen_ability, paid, sustain_ended
 from ..rules.armour import foe_defences, typed_damage
 from ..rules.checks.read import CheckKind, CheckRead, Rolled
 from ..rules.context import TurnContext
-from ..rules.fight import hit_result, largest_per_class, standing, strike
+from ..rules.fight import largest_per_class, standing, strike
 from ..rules.fight_conditions import (
     attack_edge,
     fight_over,
@@ -55,6 +55,8 @@ from .fight import (
 from .fight_allies import ally_targets, on_allies
 from .fight_arms import picked_up
 from .fight_foes import foe_cast, foe_teach
+from .fight_judge import kind_attack
+from .fight_kinds import hit_damage
 
 MAX_TARGETS = 12  # target= names at most this many foes
 
@@ -243,9 +245,9 @@ def _attack_spell(game: Game, state: State, encounter: Encounter, chosen: Chosen
         defence = foe.defence or 0
         edge = attack_edge(game, names_of(state, encounter, me),
                            names_of(state, encounter, index), distance)
-        rolled = _roll(game, view, caster.name, "skill", rule.check, "Attack", modifier,
-                       defence, ctx, f"{key}/{number}/attack", edge.lean)
-        result = hit_result(int(rolled.value), rolled.critical, defence)
+        # issue 25: the fight's own attack (a total, successes, roll-against, symbols)
+        rolled, result = kind_attack(game, view, caster.name, modifier, defence, ctx,
+                                     f"{key}/{number}/attack", edge.lean)
         if result == "hit" and edge.critical:  # CMB-COND-2
             result = "critical"
         row: dict[str, Any] = {"target": foe.name, "rolls": rolled.rolls,
@@ -258,7 +260,8 @@ def _attack_spell(game: Game, state: State, encounter: Encounter, chosen: Chosen
         if result != "miss":
             if formula is not None:
                 struck = strike(formula, reader, result == "critical", foe.hp or 0,
-                                ctx.for_tag(0).stream(f"{key}/{number}", "damage"))
+                                ctx.for_tag(0).stream(f"{key}/{number}", "damage"),
+                                hit_damage(game, rolled, result))  # symbol-pool successes
                 dealt = _dealt(game, foe, struck.damage, ability, row)
                 row["damageRolls"] = [list(r.faces) for r in struck.rolls.rolls]
                 encounter = _strike_foe(encounter, index, dealt, row, events)

@@ -131,8 +131,8 @@ def _attack_row(game: Game, state: State, encounter: Encounter, me: int, target:
     said = f"{name}: {rolled.shown}"
     reacted = None
     for on in (SPELL, HIT) if use.spell else (HIT,):  # CMB-REACT-4, OQ-CMB-11
-        reacted = react_to_hit(game, state, encounter, target, int(rolled.value),
-                               rolled.critical, defence, result, ctx, on)
+        reacted = react_to_hit(game, state, encounter, target, rolled, defence, result, ctx,
+                               on)
         if reacted is not None:
             break
     if reacted is not None:

@@ -21,7 +21,18 @@ def downed(game: Game, state: State, hero: int, events: list[str],
     ``record["zeroHp"]`` (who, meaning, outcome, condition). Returns the state and the words."""
     name = state.characters[hero].name
     events.append(f"down:{name}")
-    text = f" {name} is down."
+    state, text = zero_meaning(game, state, hero, events, record)
+    return state, f" {name} is down.{text}"
+
+
+def zero_meaning(game: Game, state: State, hero: int, events: list[str],
+                 record: dict[str, Any]) -> tuple[State, str]:
+    """CMB-HP0-1..4 for a hero already told down (its ``down:<hero>`` event written, as a
+    narrative blow writes it): what 0 means for it — the condition, ``dead:<hero>`` or
+    ``stable:<hero>`` in ``events`` and ``record["zeroHp"]``; the words (empty without a
+    meaning)."""
+    name = state.characters[hero].name
+    text = ""
     state, happened = at_zero(game, state, hero)
     if happened is None:
         return state, text

@@ -80,6 +80,7 @@ from . import fight_narrative_spoils as spoils
 from .answers import Answer, accepted, refused
 from .attrs import TEXT
 from .declare import Request, action, attr, request
+from .fight_hp0 import zero_meaning
 
 PARTY, FOES = "party", "foes"
 DEFAULT_DAMAGE = "10"  # DESIGN.md: the blow before the grade's multiplier
@@ -724,6 +725,13 @@ def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grade
     for name, value in effort.rows:
         record[name] = value
     state, encounter, hp_after, events = struck(game, state, encounter, at, dealt)
+    meaning = ""
+    who = state.character_index(target.name) if target.side != FOES else None
+    if who is not None and not hp_after and hp:  # CMB-HP0-1..4: what 0 means for the hero
+        told_events: list[str] = []
+        state, meaning = zero_meaning(game, state, who, told_events, record)
+        down = events.index(f"down:{target.name}") + 1
+        events[down:down] = told_events
     change = MOMENTUM[grade]
     if grades.flair is not None:  # D100-MOM-5: creative or cooperative play
         change += narrative.flair if narrative is not None else 1
@@ -751,7 +759,7 @@ def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grade
         text += " (undodgeable)"
     text += effort.text
     text += f", {dealt} damage · {target.name} {hp_after}/{record['hpMax']} · {label}."
-    text += told
+    text += told + meaning
     state = state.model_copy(update={"encounter": encounter})
     if events and events[-1].startswith("end:"):
         text += " The fight is won." if events[-1] == "end:victory" else " The fight is lost."

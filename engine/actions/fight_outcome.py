@@ -37,6 +37,7 @@ from ..ruleset.fight import EFFECTS, POSITIONS, OutcomeRule
 from ..ruleset.resolution import Outcomes
 from .checks.pipeline import effective_resolution, roll_check
 from .declare import Refusal
+from .fight_hp0 import downed
 
 ACTION = "action"  # what a hero's outcome action spends: one a round
 IGNORED = (("weapon", "with"), ("budget", "action"), ("range", "range"), ("mode", "mode"))
@@ -200,9 +201,9 @@ def strike(game: Game, state: State, request: Graded, encounter: Encounter,
     if not foe.hp:
         events.append(f"felled:{foe.name}")
         text += f" {foe.name} is felled."
-    if points and not after.hp:
-        events.append(f"down:{name}")
-        text += f" {name} is down."
+    if points and not after.hp:  # CMB-HP0-1..4, CMB-CARD-1: what 0 means for the hero
+        next_state, said = downed(game, next_state, who, events, record)
+        text += said
     # the last foe felled wins, even by a blow that downs the hero; else the last hero down
     ends: Literal["victory", "defeat"] | None = None
     if not any(c.side == "foes" and c.hp for c in encounter.combatants):

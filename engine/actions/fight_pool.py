@@ -42,6 +42,7 @@ from ..ruleset.resolution import PoolResolution
 from .answers import Answer, accepted
 from .checks.pipeline import effective_resolution, resolve_request
 from .fight_arms import OFF_HAND, Armed, Arming, fire, floor_of, on_hit, spent_with
+from .fight_hp0 import downed
 from .fight_react import react_to_hit, sustain_after_damage
 
 UNARMED = "unarmed"
@@ -376,13 +377,11 @@ def pool_foe_attack(game: Game, state: State, encounter: Encounter, tag: Any, ct
     if result == "hit" and aim.edge.critical:
         result = "critical"
     successes = int(rolled.value)
-    reacted = react_to_hit(game, state, encounter, aim.target, successes, rolled.critical,
-                           defence, result, ctx)  # CMB-REACT-1..7
+    reacted = react_to_hit(game, state, encounter, aim.target, rolled, defence, result,
+                           ctx)  # CMB-REACT-1..7: successes against the raised defence
     if reacted is not None:
         state, encounter, defence, result = (reacted.state, reacted.encounter,
                                              reacted.defence, reacted.result)
-        if result != "miss" and successes < max(defence, 1):
-            result = "miss"
     threshold = int(str(rolled.record.get("threshold", res.target.default)))
     record: dict[str, Any] = {
         "round": encounter.round, "attacker": foe.name, "target": name, "range": aim.distance,
@@ -452,9 +451,9 @@ def pool_foe_attack(game: Game, state: State, encounter: Encounter, tag: Any, ct
     if took:
         events.append(f"initiative:{foe.name}")
         next_state = _reordered(next_state)
-    if not after.hp:
-        events.append(f"down:{name}")
-        text += f" {name} is down."
+    if not after.hp:  # CMB-HP0-1..4, CMB-CARD-1: down, and what 0 means for the hero
+        next_state, said = downed(game, next_state, aim.hero, events, record)
+        text += said
         if not any(c.side == "party" and standing(game, next_state, c)
                    for c in encounter.combatants):
             events.append("end:defeat")

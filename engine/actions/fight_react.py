@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..rules.abilities import chosen_ability, entry_of, paid, reacted_this_round, sustain_ended
+from ..rules.checks.read import Rolled
 from ..rules.context import TurnContext
-from ..rules.fight import hit_result
 from ..rules.fight_conditions import held_back
 from ..rules.formula import evaluate, sheet_reader
 from ..rules.game import Game
@@ -19,6 +19,7 @@ from ..rules.sheet import SheetView
 from ..rules.state import Encounter, State
 from ..ruleset.fight import DAMAGE
 from .checks.pipeline import roll_check
+from .fight_judge import rejudge
 
 HIT = "hit"  # CMB-REACT-4, OQ-CMB-11: the trigger of a foe's strike that hits
 
@@ -27,24 +28,28 @@ HIT = "hit"  # CMB-REACT-4, OQ-CMB-11: the trigger of a foe's strike that hits
 class Reacted:
     """A reaction that fired: the state and encounter after it (its cost paid, the round of
     the reaction and the defence it added kept), the defence and result the hit is confirmed
-    with, the record's ``reaction`` and the words."""
+    with, the roll as it now reads (a symbol roll with the setback dice the defence added),
+    the record's ``reaction`` and the words."""
 
     state: State
     encounter: Encounter
     defence: int
     result: str
+    rolled: Rolled
     record: dict[str, Any] = field(default_factory=dict)
     text: str = ""
 
 
-def react_to_hit(game: Game, state: State, encounter: Encounter, target: int, total: int,
-                 critical: str | None, defence: int, result: str,
-                 ctx: TurnContext, on: str = HIT) -> Reacted | None:
+def react_to_hit(game: Game, state: State, encounter: Encounter, target: int, rolled: Rolled,
+                 defence: int, result: str, ctx: TurnContext,
+                 on: str = HIT) -> Reacted | None:
     """CMB-REACT-1..7: a foe's strike has hit hero ``target`` (its ``result`` not yet
     confirmed): the hero's standing order on ``hit`` is used, if it has one, has not reacted
     this round, can act and can pay the ability's cost; its ``react.defence`` is added to the
-    hero's defence before the hit is confirmed (the strike is compared again) and stays for
-    the rest of the round. None when no reaction fires."""
+    hero's defence before the hit is confirmed — the strike's ``rolled`` read again by the
+    fight's own hit rule (:func:`engine.actions.fight_judge.rejudge`: a total, successes, the
+    roll-against number, added setback dice) — and stays for the rest of the round. None when
+    no reaction fires."""
     if result == "miss":
         return None
     combatant = encounter.combatants[target]
@@ -67,7 +72,8 @@ def react_to_hit(game: Game, state: State, encounter: Encounter, target: int, to
         view = SheetView(game, payer, state)
         added = evaluate(react.defence, sheet_reader(view), ctx.for_tag(0).stream(
             "combat", f"react/{combatant.name.casefold()}")).value if react.defence else 0
-        after = hit_result(total, critical, defence + added)
+        judged = rejudge(game, rolled, result, defence, defence + added, ctx.for_tag(0).stream(
+            "combat", f"react/{combatant.name.casefold()}/setback"))
         combatants = list(encounter.combatants)
         combatants[target] = combatant.model_copy(update={"reacted": encounter.round,
                                                           "guard": added})
@@ -79,9 +85,11 @@ def react_to_hit(game: Game, state: State, encounter: Encounter, target: int, to
             record["paid"] = ", ".join(taken)
         words = f"; {combatant.name} reacts: {chosen.entry.label}"
         if added:
-            record.update({"defence": defence + added, "added": added, "before": result})
-            words += f", defence {defence} → {defence + added}"
-        return Reacted(state, encounter, defence + added, after, record, words)
+            record.update({"defence": defence + added, "added": added, "before": result,
+                           **judged.record})
+            words += f", defence {defence} → {defence + added}{judged.text}"
+        return Reacted(state, encounter, defence + added, judged.result, judged.rolled, record,
+                       words)
     return None
 
 

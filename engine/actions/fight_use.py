@@ -25,7 +25,7 @@ from ..rules import reasons
 from ..rules.armour import foe_defences, typed_damage
 from ..rules.context import TurnContext
 from ..rules.fakes import reveal_on_use
-from ..rules.fight import hit_result, standing, strike
+from ..rules.fight import standing, strike
 from ..rules.fight_conditions import (
     attack_edge,
     fight_over,
@@ -35,17 +35,19 @@ from ..rules.fight_conditions import (
 )
 from ..rules.formula import sheet_reader
 from ..rules.game import Game
-from ..rules.items import charges_left, charges_max, roll_amount, stat_number
+from ..rules.items import charges_left, charges_max, read_stat, roll_amount, stat_number
 from ..rules.sheet import SheetView
 from ..rules.state import Character, Encounter, FightCondition, JournalEntry, Stack, State
-from ..rules.weapons import hit_bonus
+from ..rules.weapons import hit_bonus, whole
 from ..ruleset import Formula, Item, combat_kind, parse_formula
 from ..ruleset.combat import Amount, Attack, Use
 from .answers import Answer, accepted, refused
 from .declare import Refusal, Request
 from .fight import _cannot_act, _combat, _round, _target, _won, turn_action
-from .fight_abilities import MAX_TARGETS, _roll
+from .fight_abilities import MAX_TARGETS
 from .fight_arms import extra_damage, foe_save
+from .fight_judge import kind_attack
+from .fight_kinds import hit_damage
 from .fight_weapons import _one_use
 
 Gated = tuple[bool, str, dict[str, Any]] | Answer
@@ -168,6 +170,8 @@ def _dealt(game: Game, done: _Done, index: int, damage: int, use: Use,
     row.update({"damage": row.get("damage", 0) + dealt, "hp": hp, "hpMax": foe.hp_max})
     if dealt:
         done.events.append(f"damage:{foe.name}:{dealt}")
+        if use.damage_type:  # CMB-ABIL-7: regeneration reads what type of damage it took
+            row["damageType"] = use.damage_type
     if foe.hp and not hp:
         done.events.append(f"felled:{foe.name}")
     _with_foe(done, index, hp=hp)
@@ -228,14 +232,16 @@ def _attack_roll(game: Game, done: _Done, me: int, who: int, item: Item, stack: 
     formula = _amount_formula(use.amount)
     armed = (stack, item, Attack(budget=budget or "free", plus=use.plus)) if use.plus else None
     user = done.encounter.combatants[me].name
+    target = whole(read_stat(game, item, use.to_hit.target)) or None \
+        if use.to_hit is not None and use.to_hit.target is not None else None
     for number, index in enumerate(targets):
         foe = done.encounter.combatants[index]
         defence = foe.defence or 0
         edge = attack_edge(game, names_of(done.state, done.encounter, me),
                            names_of(done.state, done.encounter, index), "near")
-        rolled = _roll(game, view, user, "skill", rule.check, "Attack", modifier, defence, ctx,
-                       f"use/{number}/attack", edge.lean)
-        result = hit_result(int(rolled.value), rolled.critical, defence)
+        # issue 25, ITM-USE-7: the fight's own attack (a pool: the use's per-die target)
+        rolled, result = kind_attack(game, view, user, modifier, defence, ctx,
+                                     f"use/{number}/attack", edge.lean, target)
         if result == "hit" and edge.critical:  # CMB-COND-2
             result = "critical"
         row: dict[str, Any] = {"target": foe.name, "rolls": rolled.rolls, "modifier": modifier,
@@ -248,7 +254,8 @@ def _attack_roll(game: Game, done: _Done, me: int, who: int, item: Item, stack: 
             critical = result == "critical"
             if formula is not None:
                 struck = strike(formula, reader, critical, foe.hp or 0,
-                                ctx.for_tag(0).stream("use", f"{number}/damage"))
+                                ctx.for_tag(0).stream("use", f"{number}/damage"),
+                                hit_damage(game, rolled, result))  # symbol-pool successes
                 row["damageRolls"] = [list(r.faces) for r in struck.rolls.rolls]
                 dealt = _dealt(game, done, index, struck.damage, use, row)
                 said += f", {_dice_text(struck, formula)}" + (
@@ -450,8 +457,8 @@ FIGHT_RECORD = {
     "use spent (one whole use of it, ITM-USE-5); none for a free use",
     "targets": "in a fight: each target — target, rolls, modifier, total, defence, result (an "
     "attack roll, ITM-USE-7/8); rolls, total, saved (a save, ITM-USE-9); damage, damageRolls, "
-    "hp, hpMax, affectedBy, plus, applied (conditions put on it); healed, temporary, restored, "
-    "pool (a helping use, ITM-USE-13..17)",
+    "damageType, hp, hpMax, affectedBy, plus, applied (conditions put on it); healed, "
+    "temporary, restored, pool (a helping use, ITM-USE-13..17)",
     "dc": "in a fight: the difficulty of the use's save (ITM-USE-9/10)",
     "save": "in a fight: the save each target makes", "onSuccess": "half or negates",
     "damageRolls": "in a fight: a save's damage dice, rolled once",

@@ -61,9 +61,11 @@ def foe_use(foe: Combatant, named: str) -> int | None:
 
 def damage_taken(records: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
     """CMB-ABIL-7: the damage types each combatant (by name, folded) took this round, read
-    from the round's answered records: a strike's ``target`` and ``damageType`` with damage
-    dealt, each ``plus`` component it dealt, and each ``targets`` row of an ability's use.
-    Damage without a type counts as no type."""
+    from the round's answered records by one walk over every damaging row, however deep —
+    a strike's ``target`` and ``damageType`` with damage dealt (a formula or a pool strike),
+    each ``plus`` component it dealt (its ``dealt``), each ``targets`` row of an ability's or
+    an item's use (the type written on the row, else the use's), each strike of a ``volley``.
+    A row without a ``target`` is its parent's; damage without a type counts as no type."""
     taken: dict[str, set[str]] = {}
 
     def add(who: Any, kind: Any, dealt: Any) -> None:
@@ -71,17 +73,27 @@ def damage_taken(records: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
                 and dealt > 0:
             taken.setdefault(who.casefold(), set()).add(kind)
 
+    def walk(row: Mapping[str, Any], target: Any, kind: Any, depth: int) -> None:
+        target = row.get("target", target)
+        kind = row.get("damageType", kind)
+        add(target, kind, row.get("dealt", row.get("damage")))
+        if depth >= _DEPTH:
+            return
+        for key, value in row.items():
+            if not isinstance(value, list | tuple):
+                continue
+            inherited = kind if key in _INHERIT else None  # a plus row has its own type
+            for nested in value:
+                if isinstance(nested, Mapping):
+                    walk(nested, target, inherited, depth + 1)
+
     for record in records:
-        target = record.get("target")
-        add(target, record.get("damageType"), record.get("damage"))
-        for row in record.get("plus") or ():
-            if isinstance(row, Mapping):
-                add(target, row.get("damageType"), row.get("dealt"))
-        for row in record.get("targets") or ():
-            if isinstance(row, Mapping):
-                add(row.get("target"), row.get("damageType", record.get("damageType")),
-                    row.get("damage"))
+        walk(record, None, None, 0)
     return taken
+
+
+_INHERIT = frozenset({"targets"})  # rows that deal the use's own damage type
+_DEPTH = 4  # records nest a volley's strike's plus rows at most three deep
 
 
 def regenerates(foe: Combatant, took: set[str]) -> int:
