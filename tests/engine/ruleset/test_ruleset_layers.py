@@ -17,11 +17,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("values",),                                      # value references and thresholds
     ("effects", "fakes", "loot", "resolution"),       # parts of blocks
     ("combat", "gear", "market", "sheet"),            # blocks built of those parts
+    ("foe_abilities",),                               # a template's own abilities (issue 25)
     ("items", "fight", "abilities"),                  # the item and combat blocks, catalogs,
                                                       # an entry's fight keys
     ("ruleset",),                                     # the whole file
-    ("versions", "references", "outcome_problems"),   # checks: features, references, the
-                                                      # outcome keys (issue 25)
+    ("versions", "references", "outcome_problems",    # checks: features, references, the
+     "foe_problems"),                                 # outcome and foe keys (issue 25)
     ("resolution_problems", "fight_problems"),        # checks of the resolution, combat blocks
     ("problems",),                                    # validate: every check, in file order
 )
