@@ -1,19 +1,24 @@
 """Combat II rules no earlier test cited (issue 25's table, docs/combat-ii-rules.md): the
 charges' bounds and their one-item stacks (spec/items.md ITM-CHG-3, ITM-CHG-5, ITM-ENTRY-10,
 OQ-5, OQ-33), a rest writing sheet and bag as one change (ITM-RCHG-4), the Use button's report
-of a broken item (ITM-BRK-3) and the off hand never striking a leaver (ITM-OFF-6)."""
+of a broken item (ITM-BRK-3), the off hand never striking a leaver (ITM-OFF-6), and an onHit
+save counted as a save against its condition and against magic (ITM-ONHIT-7: a template's
+``savesAgainst``, engine/rules/saves_against.py)."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
+import pytest
 from helpers import answer, fixture_json, one, problems_of
 
 from engine import Game, State, TurnContext, load_ruleset, start_state
 from engine.actions.events import apply_event
 from engine.rules.bags import item_of
 from engine.rules.items import charges_left, charges_max
+from tests.engine.test_fight_modes import NAIL, WALL, attack_of, game_of, hit, target
+from tests.engine.test_fight_modes import fight as arms_fight
 from tests.engine.test_gear import gear_document
 from tests.engine.test_use import bell, grave, grave_party, person
 
@@ -199,3 +204,85 @@ def test_itm_off_6_a_reaction_takes_nothing_from_the_off_hand_strike() -> None:
     after, (sword, left) = answer(game, state, f"{SWORD} {LEAVES}", (1, 0))
     assert sword.ok and left.record["reactions"][0]["weapon"] == "Dagger"
     assert one(after, "Brannoc").spent == ("action", "reaction")
+
+
+# --- ITM-ONHIT-7: an onHit save is a save against that condition, and against magic ---------
+
+def _arms(against: list[dict[str, Any]], magical: bool = False, save: bool = True) -> Game:
+    """skirmish-arms (test_fight_modes' game): the coffin nail's onHit ``marked`` asks a reflex
+    save against 12 (``save``); the wall's template adds ``savesAgainst`` (``against``); the
+    nail is tagged ``magical`` when ``magical``."""
+    def change(document: dict[str, Any]) -> None:
+        document["combat"]["templates"][-1] = {**WALL, "savesAgainst": against}
+        if save:
+            attack_of(document, "nail")["onHit"][0]["save"] = {"save": "reflex", "difficulty": 12}
+        if magical:
+            document["items"]["tags"].append({"id": "magical", "label": "Magical"})
+            nail = next(e for e in document["catalogs"][0]["entries"] if e["id"] == "nail")
+            nail["item"]["tags"] = [*nail["item"]["tags"], "magical"]
+    return game_of(change)
+
+
+def _nail_saves(game: Game, turns: range) -> dict[int, dict[str, Any]]:
+    """Per turn key whose nail strike hit: the onHit save's row (and whether marked stuck)."""
+    rows: dict[int, dict[str, Any]] = {}
+    for turn in turns:
+        after, answers = answer(game, arms_fight(game), NAIL, (0, turn))
+        if hit(answers):
+            row = dict(answers[0].record["onHit"][0]["save"])
+            row["marked"] = "marked" in [c.name for c in target(after).conditions]
+            rows[turn] = row
+    return rows
+
+
+@pytest.mark.parametrize(("against", "magical", "bonus"), [
+    ([{"condition": "marked", "bonus": 5}], False, 5),
+    ([{"condition": "hardened", "bonus": 5}], False, 0),  # another condition adds nothing
+    ([{"magic": True, "bonus": 3}], False, 0),  # the nail is not magical
+    ([{"magic": True, "bonus": 3}], True, 3),
+    ([{"condition": "marked", "bonus": 5}, {"magic": True, "bonus": -2}], True, 3),
+])
+def test_itm_onhit_7_the_templates_bonus_against_the_condition_or_magic(
+        against: list[dict[str, Any]], magical: bool, bonus: int) -> None:
+    """The same dice with and without the key: the save's total moves by exactly the bonus,
+    and the condition stays off exactly when that total reaches 12 (ITM-ONHIT-5)."""
+    turns = range(1, 40)
+    plain = _nail_saves(_arms([], magical), turns)
+    helped = _nail_saves(_arms(against, magical), turns)
+    assert plain and list(plain) == list(helped)
+    for turn, row in helped.items():
+        assert row["rolls"] == plain[turn]["rolls"]
+        assert row["total"] == plain[turn]["total"] + bonus
+        assert row.get("bonus", 0) == bonus
+        assert row["saved"] == (row["total"] >= 12) and row["marked"] != row["saved"]
+
+
+def test_itm_onhit_7_the_save_ends_save_is_against_that_condition_too() -> None:
+    """The sword of wounding's ``wounded`` (saveEnds reflex, DC 15) is saved at the round's
+    end with the template's bonus against ``wounded``."""
+    wounding = [{"item": "arms/wounding", "count": 1, "equipped": True}]
+    totals = []
+    for against in ([], [{"condition": "wounded", "bonus": 4}]):
+        game = _arms(against, save=False)
+        state = arms_fight(game, brannoc=wounding)
+        row = None
+        for turn in range(1, 40):
+            _, answers = answer(game, state, '[attack: who="Brannoc" target="Target"]', (0, turn))
+            if hit(answers):
+                row = answers[0].record["roundEnd"][0]
+                break
+        assert row is not None and row["condition"] == "wounded"
+        totals.append((turn, row["total"]))
+    assert totals[1] == (totals[0][0], totals[0][1] + 4)
+
+
+@pytest.mark.parametrize(("against", "problem"), [
+    ({"condition": "nowhere", "bonus": 1}, '/savesAgainst/0/condition: unknown condition "nowhere"'),
+    ({"bonus": 1}, 'a save bonus is against a "condition" or against "magic"'),
+    ({"condition": "marked", "magic": True, "bonus": 1},
+     'a save bonus is against a "condition" or against "magic"'),
+])
+def test_itm_onhit_7_a_save_bonus_names_a_known_condition_or_magic(against, problem) -> None:
+    document = copy.deepcopy(fixture_json("rulesets/skirmish-arms.json"))
+    document["combat"]["templates"][0]["savesAgainst"] = [against]
+    assert any(problem in p for p in problems_of(document))
