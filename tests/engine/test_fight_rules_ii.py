@@ -1,7 +1,7 @@
 """Combat II rules no earlier test cited (issue 25's table, docs/combat-ii-rules.md): the
 charges' bounds and their one-item stacks (spec/items.md ITM-CHG-3, ITM-CHG-5, ITM-ENTRY-10,
 OQ-5, OQ-33), a rest writing sheet and bag as one change (ITM-RCHG-4), the Use button's report
-of a broken item (ITM-BRK-3), the off hand never striking a leaver (ITM-OFF-6), and an onHit
+of a broken item (ITM-BRK-3), a shot reading the bag as it is now (ITM-AMMO-9), the off hand never striking a leaver (ITM-OFF-6), and an onHit
 save counted as a save against its condition and against magic (ITM-ONHIT-7: a template's
 ``savesAgainst``, engine/rules/saves_against.py)."""
 
@@ -15,8 +15,12 @@ from helpers import answer, fixture_json, one, problems_of
 
 from engine import Game, State, TurnContext, load_ruleset, start_state
 from engine.actions.events import apply_event
+from engine.rules import reasons
 from engine.rules.bags import item_of
 from engine.rules.items import charges_left, charges_max
+from tests.engine.test_fight_ammo import GAME as ARMS
+from tests.engine.test_fight_ammo import SHOOT, bag
+from tests.engine.test_fight_ammo import fight as ammo_fight
 from tests.engine.test_fight_modes import NAIL, WALL, attack_of, game_of, hit, target
 from tests.engine.test_fight_modes import fight as arms_fight
 from tests.engine.test_gear import gear_document
@@ -286,3 +290,24 @@ def test_itm_onhit_7_a_save_bonus_names_a_known_condition_or_magic(against, prob
     document = copy.deepcopy(fixture_json("rulesets/skirmish-arms.json"))
     document["combat"]["templates"][0]["savesAgainst"] = [against]
     assert any(problem in p for p in problems_of(document))
+
+
+# --- ITM-AMMO-9: a shot from a stack that is gone, or holds less than before, is refused ----
+
+def test_itm_ammo_9_the_shot_reads_the_bag_as_it_is_now_and_a_missing_stack_is_refused() -> None:
+    """Ada's arrows (3, then 5 silver) are given away between two rounds of the fight: the next
+    shot is refused ``no-ammo`` with nothing changed, never drawn from the stacks the fight
+    began with; with 1 silver arrow left it is taken from that one."""
+    state = ammo_fight()
+    shot, [first] = answer(ARMS, state, SHOOT, (0, 1))
+    assert first.ok and bag(shot, "Ada") == {"Hunting bow": 1, "Arrow": 2, "Silver arrow": 5}
+    gone, answers = answer(ARMS, shot, '[inventory: action="give" item="Arrow" count="2" '
+                           'to="Brannoc"] [inventory: action="give" item="Silver arrow" '
+                           'count="4" to="Brannoc"]', (0, 2))
+    assert all(a.ok for a in answers)
+    assert bag(gone, "Ada") == {"Hunting bow": 1, "Silver arrow": 1}
+    last, [taken] = answer(ARMS, gone, SHOOT, (0, 3))
+    assert taken.ok and taken.record["ammo"]["left"] == 0
+    assert bag(last, "Ada") == {"Hunting bow": 1}
+    after, [refused] = answer(ARMS, last, SHOOT, (0, 4))
+    assert refused.reason == reasons.NO_AMMO and after is last
