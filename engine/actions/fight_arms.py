@@ -21,6 +21,7 @@ from ..rules.fight_conditions import immunities, label_of, names_of
 from ..rules.formula import Resolve
 from ..rules.game import Game
 from ..rules.items import read_stat
+from ..rules.saves_against import MAGICAL, save_bonus
 from ..rules.sheet import SheetView
 from ..rules.state import Combatant, Encounter, FightCondition, JournalEntry, Stack, State
 from ..rules.weapons import best, whole
@@ -159,9 +160,10 @@ def floor_of(game: Game, armed: Armed | None) -> int:
 
 
 def foe_save(game: Game, state: State, foe: Combatant, save: str, dc: int, ctx: TurnContext,
-             purpose: str) -> tuple[bool, dict[str, Any]]:
+             purpose: str, bonus: int = 0) -> tuple[bool, dict[str, Any]]:
     """ITM-ONHIT-5, ITM-PLUS-3: a foe's save (a save of the sheet, else an ability) against
-    ``dc``, with the ability modifier it joined with (CMB-TPL-8), as its other saves."""
+    ``dc``, with the ability modifier it joined with (CMB-TPL-8), as its other saves, and
+    ``bonus`` (ITM-ONHIT-7: what its template adds against the condition or magic)."""
     res = game.ruleset.resolution
     if res is None:
         return False, {"rolls": [], "total": 0}
@@ -173,12 +175,15 @@ def foe_save(game: Game, state: State, foe: Combatant, save: str, dc: int, ctx: 
                   if r.id == save), save)
     read = CheckRead(who=foe.name, kind=kind, ident=save, label=label, attrs={"dc": str(dc)},
                      view=view, ability=None, ability_part=foe.modifier or 0, rank=0,
-                     own_bonus=0)
+                     own_bonus=bonus)
     rolled = resolve_request(game, effective, read, ctx, purpose)
     if rolled is None:
         return False, {"rolls": [], "total": 0}
-    return rolled.success, {"save": save, "dc": dc, "rolls": list(rolled.rolls),
-                            "total": int(rolled.value), "saved": rolled.success}
+    row: dict[str, Any] = {"save": save, "dc": dc, "rolls": list(rolled.rolls),
+                           "total": int(rolled.value), "saved": rolled.success}
+    if bonus:
+        row["bonus"] = bonus
+    return rolled.success, row
 
 
 def _reaches(plus: Plus, foe: Combatant) -> bool:
@@ -283,8 +288,9 @@ def on_hit(game: Game, state: State, encounter: Encounter, target: int, armed: A
             rows.append(row)
             continue
         if entry.save is not None and entry.save.difficulty is not None:
+            bonus = save_bonus(game, foe, entry.condition, MAGICAL in armed[1].tags)
             saved, rolled = foe_save(game, state, foe, entry.save.save, entry.save.difficulty,
-                                     ctx.for_tag(0), f"{strike_key}/onhit/{index}/save")
+                                     ctx.for_tag(0), f"{strike_key}/onhit/{index}/save", bonus)
             row["save"] = rolled
             if saved:
                 texts.append(f"{foe.name} saves against {label}")

@@ -25,6 +25,7 @@ from ..rules.fight_conditions import (
     names_of,
 )
 from ..rules.game import Game
+from ..rules.saves_against import save_bonus
 from ..rules.sheet import SheetView
 from ..rules.state import Combatant, Encounter, FightCondition, State
 from .answers import Answer, accepted, refused
@@ -252,7 +253,8 @@ def _save_roll(game: Game, state: State, encounter: Encounter, combatant: Combat
     effective, _ = effective_resolution(res, kind, lasting.save, view)
     read = CheckRead(who=combatant.name, kind=kind, ident=lasting.save,
                      label=_save_label(game, lasting.save), attrs={"dc": str(lasting.dc)},
-                     view=view, ability=None, ability_part=modifier, rank=0, own_bonus=0)
+                     view=view, ability=None, ability_part=modifier, rank=0,
+                     own_bonus=save_bonus(game, combatant, lasting.name, False))  # ITM-ONHIT-7
     rolled = resolve_request(game, effective, read, ctx, purpose)
     if rolled is None:
         return state, False, {"rolls": [], "total": 0}

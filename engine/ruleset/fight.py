@@ -140,6 +140,23 @@ class Technique(RulesetModel):
     undodgeable: bool = False
 
 
+class SaveAgainst(RulesetModel):
+    """ITM-ONHIT-7 (issue 25): what a foe of the template adds to its saves against one
+    ``condition`` (an ``onHit`` entry's save and the ``saveEnds`` save that ends it), or
+    against magic (``magic``: the ``onHit`` save against a weapon tagged ``magical``); the
+    smallest key for "a save against that condition, and against magic"."""
+
+    condition: Id | None = None
+    magic: bool = False
+    bonus: int = Field(ge=-20, le=20)
+
+    @model_validator(mode="after")
+    def _one(self) -> SaveAgainst:
+        if (self.condition is None) == (not self.magic):
+            raise ValueError('a save bonus is against a "condition" or against "magic"')
+        return self
+
+
 class Template(RulesetModel):
     """CMB-TPL-1..8: the sheet a foe of a ``role`` gets, as formulas in ``@tier``."""
 
@@ -166,6 +183,8 @@ class Template(RulesetModel):
     standing hero (narrative fights)."""
     regenerate: Regenerate | None = None
     """CMB-ABIL-7: what it regains each round, unless stopped (:mod:`.foe_abilities`)."""
+    saves_against: list[SaveAgainst] = Field(default_factory=list, max_length=8)
+    """ITM-ONHIT-7 (issue 25): its bonuses on saves against a condition or against magic."""
 
 
 class Sustain(RulesetModel):

@@ -64,6 +64,11 @@ def foe_problems(ruleset: Ruleset, combat: Combat) -> list[Problem]:
                 _add(problems, ("templates", index, "regenerate", "stoppedBy", at),
                      f'unknown damage type "{word}"')
     conditions = {c.id for c in ruleset.conditions}
+    for index, template in enumerate(combat.templates):  # ITM-ONHIT-7
+        for at, against in enumerate(template.saves_against):
+            if against.condition is not None and against.condition not in conditions:
+                _add(problems, ("templates", index, "savesAgainst", at, "condition"),
+                     f'unknown condition "{against.condition}"')
     rule = combat.zero_hp
     named: tuple[tuple[str, str | None], ...] = (
         ("dead", rule.dead if rule else None), ("stable", rule.stable if rule else None))

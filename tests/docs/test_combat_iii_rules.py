@@ -6,6 +6,7 @@ range or in a test name such as ``test_d100_def_3_6_…``)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from helpers import ROOT
 from test_combat_rules import mentioned
@@ -17,18 +18,18 @@ PART_B = {"ROLE": 3, "HIT": 4, "GRADE": 6, "DMG": 4, "RANK": 7, "EFF": 7, "OVER"
           "MOM": 6, "PARTY": 11}
 
 
-def scope() -> list[str]:
-    """The scope's IDs, as the doc's Scope section lists them."""
-    section = DOC.read_text(encoding="utf-8").split("## Scope", 1)[1].split("## Rules", 1)[0]
-    return re.findall(rf"`({RULE})`", section)
+def scope(doc: Path = DOC, rule: str = RULE) -> list[str]:
+    """The scope's IDs, as the doc's Scope section lists them (also Combat II's doc)."""
+    section = doc.read_text(encoding="utf-8").split("## Scope", 1)[1].split("## Rules", 1)[0]
+    return re.findall(rf"`({rule})`", section)
 
 
-def rows() -> dict[str, tuple[str, str]]:
+def rows(doc: Path = DOC, rule: str = RULE) -> dict[str, tuple[str, str]]:
     """Each table row: rule -> (owner, status)."""
     found: dict[str, tuple[str, str]] = {}
-    for line in DOC.read_text(encoding="utf-8").splitlines():
+    for line in doc.read_text(encoding="utf-8").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("| ") and len(cells) == 3 and re.fullmatch(RULE, cells[0]):
+        if line.startswith("| ") and len(cells) == 3 and re.fullmatch(rule, cells[0]):
             assert cells[0] not in found, f"{cells[0]} has two rows"
             found[cells[0]] = (cells[1], cells[2])
     return found
@@ -49,20 +50,35 @@ def test_every_rule_of_the_scope_has_one_row_and_no_row_is_outside_it() -> None:
 
 
 def test_every_row_says_who_owns_it_and_what_became_of_it() -> None:
-    for rule, (owner, status) in rows().items():
+    check_owners_and_statuses(rows())
+
+
+def check_owners_and_statuses(found: dict[str, tuple[str, str]]) -> None:
+    """Each row's owner is Engine or Storyteller and its status one of STATUSES."""
+    for rule, (owner, status) in found.items():
         assert owner in ("Engine", "Storyteller"), rule
         assert status.startswith(STATUSES), (rule, status)
 
 
 def test_every_engine_rule_is_tested_or_says_why_not() -> None:
-    for rule, (owner, status) in rows().items():
+    check_reasons(rows())
+
+
+def check_reasons(found: dict[str, tuple[str, str]]) -> None:
+    """An Engine row not tested says why in a line."""
+    for rule, (owner, status) in found.items():
         if owner == "Engine" and not status.startswith("tested: "):
             assert len(status.split(": ", 1)[1]) > 20, (rule, "a reason in one line")
 
 
 def test_every_rule_marked_tested_is_mentioned_by_the_test_files_it_names() -> None:
+    check_tested_files(rows())
+
+
+def check_tested_files(found: dict[str, tuple[str, str]]) -> None:
+    """Every row marked tested names test files, each of which mentions the rule."""
     cache: dict[str, set[str]] = {}
-    for rule, (_, status) in rows().items():
+    for rule, (_, status) in found.items():
         if not status.startswith("tested: "):
             continue
         files = re.findall(r"`(tests/[^`]+\.py)`", status.split(" (partly:", 1)[0].split(
