@@ -1077,7 +1077,12 @@ def _outcome_strike(game: Game, state: State, request: Strike, encounter: Encoun
                     ctx: TurnContext, me: int, target: int) -> tuple[State, Answer]:
     """Issue 25, CMB-OUTC-1..4: a hero's outcome action (engine/actions/fight_outcome.py),
     and the end of the fight it wins or loses, as a formula strike's."""
-    done = outcome.strike(game, state, request, encounter, ctx, me, target)
+    attacker = encounter.combatants[me]
+    who = state.character_index(attacker.name) if attacker.side == "party" else None
+    armed = _weapon(game, state, who, request.weapon) if who is not None else None
+    if isinstance(armed, Refusal):  # a weapon adds its toHit and attack.effect (issue 25)
+        return _refuse(state, request.tag, armed)
+    done = outcome.strike(game, state, request, encounter, ctx, me, target, armed)
     if isinstance(done, Refusal):
         return _refuse(state, request.tag, done)
     next_state, text = done.state, done.text

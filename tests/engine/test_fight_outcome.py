@@ -125,10 +125,11 @@ def test_cmb_outc_2_effect_words_unknown_is_standard_with_a_note(written, word, 
 def test_cmb_outc_2_an_unknown_grade_in_a_tag_is_noted_in_the_answer() -> None:
     state = fighting(A_BOSS)
     _, [hit] = answer(GAME, state, '[attack: who="Ada" position="dire" effect="huge" '
-                      'with="Sword"]', turn=(0, 1))
+                      'action="Swing"]', turn=(0, 1))
     assert hit.ok and (hit.record["position"], hit.record["effect"]) == ("risky", "standard")
     assert any("position=" in n for n in hit.notes) and any("effect=" in n for n in hit.notes)
-    assert "ignored with=: an outcome action reads position= and effect=" in hit.notes
+    # with= names a weapon now (tests/engine/test_fight_outcome_arms.py)
+    assert "ignored action=: an outcome action reads position= and effect=" in hit.notes
 
 
 # --- CMB-OUTC-1: the roll read both ways --------------------------------------------------------
