@@ -165,3 +165,124 @@ def test_a_swipe_rolls_the_same_with_the_weapon() -> None:
     second, other = answer(GAME, state, tag + " The ogre roars.", turn=(3, 0))
     assert [a.record for a in one_way] == [a.record for a in other]
     assert plain_canonical(first) == plain_canonical(second)
+
+
+# --- a sheet ability as an outcome action (CMB-OUTC-1..3 with CMB-ABIL-1) -------------------
+
+SPELLS = {"id": "spells", "label": "Spells", "holds": "spells", "entries": [
+    {"id": "hex", "label": "Hex", "mechanics": {
+        "kind": "Spell", "cost": [{"pool": "focus", "amount": 1}], "attackRoll": True,
+        "amount": {"dice": "1d10"}, "effect": "great"}},
+    {"id": "jolt", "label": "Jolt", "mechanics": {"kind": "Spell", "attackRoll": True}},
+    {"id": "mend", "label": "Mend", "mechanics": {
+        "kind": "Spell", "targets": "ally", "amount": {"dice": "1d4"}}},
+    {"id": "parry", "label": "Parry", "mechanics": {
+        "kind": "Spell", "uses": "reaction", "react": {"on": "hit", "defence": "2"}}},
+]}
+
+
+def spell_game(**hex_keys: Any) -> Any:
+    document = armed_document()
+    document["live"]["pools"].append({"id": "focus", "label": "Focus", "max": {"const": 1}})
+    spells = copy.deepcopy(SPELLS)
+    spells["entries"][0]["mechanics"].update(hex_keys)
+    document["catalogs"].append(spells)
+    return load_ruleset(document)
+
+
+SPELL_GAME = spell_game()
+
+
+def casting(game: Any = SPELL_GAME) -> State:
+    found = party()
+    found["characters"][0]["entries"] = ["spells/hex", "spells/jolt", "spells/mend",
+                                         "spells/parry"]
+    state, answers = answer(game, start_state(game, found), BOSS)
+    assert all(a.ok for a in answers), [a.text for a in answers]
+    return state
+
+
+HEX = '[attack: who="Ada" use="Hex" target="Ogre" position="desperate"]'
+
+
+def focus(state: State) -> int:
+    return int(state.characters[0].pools.get("focus", 1))
+
+
+@pytest.mark.parametrize("turn", range(1, 9))
+def test_cmb_outc_1_an_ability_rolls_the_outcome_check_with_its_own_effect(turn: int) -> None:
+    """Hex: its cost paid (focus 1 → 0), the same Fight check bare-handed (2d6 + 3), the
+    GM's position (desperate: level 3 back) and Hex's own effect (great: 3 levels)."""
+    state = casting()
+    after, [cast] = answer(SPELL_GAME, state, HEX, turn=(turn, 0))
+    assert cast.ok, cast.text
+    record = cast.record
+    assert (record["use"], record["ref"], record["paid"]) == ("Hex", "spells/hex", "focus:1")
+    assert focus(state) == 1 and focus(after) == 0
+    assert (record["position"], record["effect"]) == ("desperate", "great")
+    assert "weapon" not in record and record["total"] == sum(record["rolls"]) + ADA
+    tier = tier_of(record["total"])
+    dealt = {"critical": 4, "strong": 3, "weak": 2, "miss": 0}[tier]
+    back = {"critical": 0, "strong": 0, "weak": 3, "miss": 3}[tier]
+    assert (record["harmDealt"], record["harmLevel"]) == (dealt, back)
+    assert cast.text.startswith("Ada uses Hex (focus:1): Ada → Ogre (desperate, great): ")
+
+
+def test_an_ability_without_effect_is_standard_and_free_without_cost() -> None:
+    _, [jolt] = answer(SPELL_GAME, casting(), '[attack: who="Ada" use="Jolt" target="Ogre"]',
+                       turn=(1, 0))
+    assert jolt.ok and (jolt.record["position"], jolt.record["effect"]) == ("risky",
+                                                                             "standard")
+    assert "paid" not in jolt.record
+
+
+def test_an_ability_is_the_heros_one_action_of_the_round() -> None:
+    state = casting()
+    after, answers = answer(SPELL_GAME, state, f'{HEX} [attack: who="Ada" target="Ogre"]',
+                            turn=(1, 0))
+    assert answers[0].ok and not answers[1].ok and answers[1].reason == reasons.NO_TIME
+    again, [late] = answer(SPELL_GAME, after, HEX.replace("Hex", "Jolt"), turn=(1, 0))
+    assert not late.ok and late.reason == reasons.NO_TIME
+    assert plain_canonical(again) == plain_canonical(after)
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ('[attack: who="Ada" use="Fireball" target="Ogre"]', reasons.UNKNOWN_ENTRY),
+    ('[attack: who="Ada" use="Mend" target="Ogre"]', reasons.UNSUPPORTED),
+    ('[attack: who="Ada" use="Parry" target="Ogre"]', reasons.REACTION_ONLY),
+    ('[attack: who="Ada" use="Hex" target="Ogre, Imp"]', reasons.TOO_MANY_TARGETS),
+    ('[attack: who="Ada" use="Hex" target="Imp"]', reasons.UNKNOWN_COMBATANT),
+    ('[attack: who="Ogre" use="Hex" target="Ada"]', reasons.PLAYERS_ROLL),
+    ('[attack: who="Zed" use="Hex" target="Ogre"]', reasons.UNKNOWN_COMBATANT),
+])
+def test_a_refused_ability_changes_nothing(text: str, reason: str) -> None:
+    state = casting()
+    after, [refused] = answer(SPELL_GAME, state, text, turn=(1, 0))
+    assert not refused.ok and refused.reason == reason, refused.text
+    assert plain_canonical(after) == plain_canonical(state)
+
+
+def test_an_ability_that_cannot_be_paid_is_refused_and_changes_nothing() -> None:
+    state, [first] = answer(SPELL_GAME, casting(), HEX, turn=(1, 0))
+    assert first.ok and focus(state) == 0 and state.encounter is not None  # both stand
+    after, [broke] = answer(SPELL_GAME, state, HEX, turn=(2, 0))
+    assert not broke.ok and broke.reason == reasons.CANNOT_PAY
+    assert "no focus left to pay for Hex" in broke.text
+    assert plain_canonical(after) == plain_canonical(state)
+
+
+def test_the_ability_effect_must_be_an_effect_word() -> None:
+    document = armed_document()
+    document["live"]["pools"].append({"id": "focus", "label": "Focus", "max": {"const": 1}})
+    spells = copy.deepcopy(SPELLS)
+    spells["entries"][0]["mechanics"]["effect"] = "huge"
+    document["catalogs"].append(spells)
+    assert any("effect" in p for p in problems_of(document))
+
+
+def test_a_swipe_casts_the_same() -> None:
+    state = casting()
+    first, one_way = answer(SPELL_GAME, state, "Ada mutters. " + HEX, turn=(4, 0))
+    second, other = answer(SPELL_GAME, state, HEX + " Sparks fly.", turn=(4, 0))
+    assert [a.record for a in one_way] == [a.record for a in other]
+    assert plain_canonical(first) == plain_canonical(second)
