@@ -39,6 +39,7 @@ from ..rules.fight import (
     whole_number,
 )
 from ..rules.fight_conditions import attack_edge, fight_over, held_back, names_of
+from ..rules.fight_pool import risen
 from ..rules.foe_abilities import with_abilities
 from ..rules.formula import foe_modifier, foe_reader, sheet_reader
 from ..rules.game import Game
@@ -604,6 +605,8 @@ def _round(encounter: Encounter, ctx: TurnContext) -> Encounter:
         return encounter
     fresh = tuple(c.model_copy(update={"spent": (), "wielded": (), "granted": ()})
                   if c.spent or c.granted else c for c in encounter.combatants)
+    if encounter.round:  # issue 25: the spending style's numbers rise each round after the first
+        fresh = tuple(risen(c) for c in fresh)
     return encounter.model_copy(update={"round": encounter.round + 1, "turn": ctx.turn_key,
                                         "combatants": fresh})
 
@@ -696,7 +699,10 @@ ATTACK_RECORD = {
     "hardness": "a spending-style strike below the target's hardness: it did nothing "
                 "(ITM-HARD-2)",
     "initiative": "a taking-style hit: both initiative numbers after it (the event "
-                  "initiative:<attacker> goes with it)",
+                  "initiative:<attacker> goes with it); a spending strike that threw its "
+                  "number: the attacker's number after it (its base)",
+    "number": "a spending-style strike with combat.pool.gain that landed: the attacker's "
+              "number it threw (its damage before reduction, ITM-FLOOR-3)",
     "regenerated": "the round's last attack: each foe that regenerated, or was stopped "
                    "(CMB-ABIL-7): who, amount, hp, stoppedBy",
     **other_kinds.RECORD,  # issue 25: roll-against and symbol-pool attacks
@@ -1078,7 +1084,12 @@ def _outcome_strike(game: Game, state: State, request: Strike, encounter: Encoun
                     ctx: TurnContext, me: int, target: int) -> tuple[State, Answer]:
     """Issue 25, CMB-OUTC-1..4: a hero's outcome action (engine/actions/fight_outcome.py),
     and the end of the fight it wins or loses, as a formula strike's."""
-    done = outcome.strike(game, state, request, encounter, ctx, me, target)
+    attacker = encounter.combatants[me]
+    who = state.character_index(attacker.name) if attacker.side == "party" else None
+    armed = _weapon(game, state, who, request.weapon) if who is not None else None
+    if isinstance(armed, Refusal):  # a weapon adds its toHit and attack.effect (issue 25)
+        return _refuse(state, request.tag, armed)
+    done = outcome.strike(game, state, request, encounter, ctx, me, target, armed)
     if isinstance(done, Refusal):
         return _refuse(state, request.tag, done)
     next_state, text = done.state, done.text

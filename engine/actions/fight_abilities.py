@@ -42,6 +42,7 @@ from .checks.pipeline import effective_resolution, resolve_request
 from .declare import Refusal, Request, action, attr, request
 from .fight import (
     ATTACKER,
+    BY_TURNS,
     RANGES,
     _cannot_act,
     _combat,
@@ -57,6 +58,7 @@ from .fight_arms import picked_up
 from .fight_foes import foe_cast, foe_teach
 from .fight_judge import kind_attack
 from .fight_kinds import hit_damage
+from .fight_outcome_use import OUTCOME_USE_RECORD, outcome_cast
 
 MAX_TARGETS = 12  # target= names at most this many foes
 
@@ -79,6 +81,9 @@ class Cast(Request):
                        shown="its uses, else the first action with attacks")
     range: str = attr(TEXT, "near or far (CMB-GRID-3), for the conditions' edges",
                       shown="near")
+    position: str = attr(TEXT, "outcome fights: controlled, risky or desperate (how hard a "
+                         "failure comes back); the ability's mechanics.effect is the effect",
+                         shown="risky")
 
 
 def _refuse(state: State, request: Cast, refusal: Refusal) -> tuple[State, Answer]:
@@ -375,6 +380,7 @@ def _teach(game: Game) -> list[str]:
 
 
 CAST_RECORD = {
+    **OUTCOME_USE_RECORD,  # issue 25: an ability's use in an outcome fight (CMB-OUTC-1..3)
     "round": "the encounter's round", "slot": "the use's place (1-based) in the round's "
     "order among the reply's attacks", "attacker": "who used it", "use": "the entry's label",
     "ref": "the entry's reference", "budget": "the turn action it spent (none: free)",
@@ -409,13 +415,17 @@ CAST_RECORD = {
                  reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.TARGET_DOWN,
                  reasons.CANNOT_ACT, reasons.UNKNOWN_ENTRY, reasons.REACTION_ONLY,
                  reasons.TOO_MANY_TARGETS, reasons.UNKNOWN_BUDGET, reasons.NO_TIME,
-                 reasons.CANNOT_PAY, reasons.MISSING_ATTRIBUTE, reasons.USED_UP))
+                 reasons.CANNOT_PAY, reasons.MISSING_ATTRIBUTE, reasons.USED_UP,
+                 reasons.PLAYERS_ROLL))
 def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= use= target= action=]``: a hero's ability or spell (CMB-ABIL-1..3, 6;
     CMB-SUS-1..3, 7; CMB-TURN-17)."""
-    encounter = _in_fight(game, state)
+    encounter = _in_fight(game, state, BY_TURNS)
     if isinstance(encounter, Refusal):
         return _refuse(state, request, encounter)
+    if encounter.kind == "outcome":  # issue 25: engine/actions/fight_outcome_use.py
+        return outcome_cast(game, state, request.tag, request.who, request.use,
+                            request.target, request.position, encounter, ctx)
     me = encounter.find(request.who)
     if me is None:
         return _refuse(state, request, Refusal(

@@ -31,8 +31,10 @@ from ..rules.outcome import (
     tier_kind,
 )
 from ..rules.sheet import SheetView
-from ..rules.state import Combatant, Encounter, State
-from ..ruleset import Template, combat_kind
+from ..rules.state import Combatant, Encounter, Stack, State
+from ..rules.weapons import numbers
+from ..ruleset import Item, Template, combat_kind
+from ..ruleset.combat import Attack
 from ..ruleset.fight import EFFECTS, POSITIONS, OutcomeRule
 from ..ruleset.resolution import Outcomes
 from .checks.pipeline import effective_resolution, roll_check
@@ -40,8 +42,30 @@ from .declare import Refusal
 from .fight_hp0 import downed
 
 ACTION = "action"  # what a hero's outcome action spends: one a round
-IGNORED = (("weapon", "with"), ("budget", "action"), ("range", "range"), ("mode", "mode"))
+IGNORED = (("budget", "action"), ("range", "range"), ("mode", "mode"))
 """The formula-combat attributes an outcome action does not read (noted when written)."""
+
+
+@dataclass(frozen=True)
+class Arms:
+    """The weapon of a hero's outcome action (``with=``, else its first worn weapon, as in a
+    formula fight): its name, its ``toHit`` (added to the outcome check as its bonus) and its
+    ``attack.effect`` (harm levels added to what the effect deals)."""
+
+    name: str
+    to_hit: int
+    effect: int
+
+
+def arms_of(game: Game, state: State, who: int, armed: tuple[Stack, Item, Attack] | None
+            ) -> Arms | None:
+    """Issue 25, spec/combat.md A.4 read for weapons: what the hero's weapon brings to an
+    outcome action (None unarmed)."""
+    if armed is None:
+        return None
+    view = SheetView(game, state.characters[who], state)
+    return Arms(armed[0].name, numbers(game, view, armed[1], armed[2]).to_hit,
+                armed[2].effect or 0)
 
 
 def fights(game: Game) -> bool:
@@ -123,12 +147,14 @@ def _landed(game: Game, state: State, who: int) -> Outcomes:
 
 
 def strike(game: Game, state: State, request: Graded, encounter: Encounter,
-           ctx: TurnContext, me: int, target: int) -> Done | Refusal:
+           ctx: TurnContext, me: int, target: int,
+           armed: tuple[Stack, Item, Attack] | None = None) -> Done | Refusal:
     """CMB-OUTC-1..3: hero ``me``'s action against foe ``target`` in ``encounter`` (its round
     already begun), graded by ``position=`` and ``effect=``: the check is rolled and its tier
     read both ways; the foe loses the harm levels achieved (felled at 0), the hero takes the
-    harm that comes back from its health (temporary points first). A Refusal when it cannot
-    happen, the state unchanged."""
+    harm that comes back from its health (temporary points first). ``armed``, the hero's
+    weapon, adds its toHit to the check and its ``attack.effect`` to the harm dealt. A Refusal
+    when it cannot happen, the state unchanged."""
     attacker = encounter.combatants[me]
     if attacker.side == "foes":
         return Refusal(reasons.PLAYERS_ROLL, f"In an outcome fight only heroes roll: what "
@@ -150,16 +176,19 @@ def strike(game: Game, state: State, request: Graded, encounter: Encounter,
     position = grade_position(request.position, notes)
     effect = grade_effect(request.effect, notes)
     name = attacker.name
+    arms = arms_of(game, state, who, armed)
     # DESIGN.md "Dice": keyed by the round's reply and the hero, never the tag's place
     state_after, checked = roll_check(game, state, who, {"skill": rule.check, "dc": str(rule.dc)},
-                                      ctx.for_tag(0), f"attack/{name.casefold()}/0")
+                                      ctx.for_tag(0), f"attack/{name.casefold()}/0",
+                                      added=arms.to_hit if arms is not None else 0)
     if not checked.ok:
         return Refusal(checked.reason or reasons.UNSUPPORTED, checked.text)
     outcomes = _landed(game, state, who)
     label = checked.record.get("outcome")
     tier = next((t for t in outcomes.tiers if t.label == label), outcomes.tiers[-1])
     kind = tier_kind(outcomes, tier, checked.record.get("critical"))
-    exchanged = exchange(rule, reading(rule, tier, kind), position, effect)
+    exchanged = exchange(rule, reading(rule, tier, kind), position, effect,
+                         arms.effect if arms is not None else 0)
     foe = encounter.combatants[target]
     dealt = min(exchanged.dealt, foe.hp or 0)
     foe = foe.model_copy(update={"hp": (foe.hp or 0) - dealt})
@@ -182,11 +211,18 @@ def strike(game: Game, state: State, request: Graded, encounter: Encounter,
         "hp": after.hp, "hpMax": after.hp_max}
     if checked.record.get("critical") is not None:
         record["critical"] = checked.record["critical"]
+    if arms is not None:
+        record["weapon"] = arms.name
+        if arms.to_hit:
+            record["toHit"] = arms.to_hit
+        if arms.effect:
+            record["weaponEffect"] = arms.effect
     if health.temporary:
         record["temporary"] = after.temporary
     skill = next((s.label for s in game.ruleset.sheet.skills if s.id == rule.check), rule.check)
     dice = ", ".join(map(str, record["rolls"]))
-    text = (f"{name} → {foe.name} ({position}, {effect}): {skill} ({dice}) = "
+    weapon = f"{arms.name}, " if arms is not None else ""
+    text = (f"{name} → {foe.name} ({weapon}{position}, {effect}): {skill} ({dice}) = "
             f"{record['total']} · {tier.label} · "
             f"{foe.name} takes {dealt} harm ({foe.hp}/{foe.hp_max} left)")
     if exchanged.level:
@@ -230,6 +266,9 @@ OUTCOME_RECORD = {
     "harmLevel": "outcome fights: the level of the harm that came back (0: none)",
     "harmShare": "outcome fights: the share of maximum health one harm of that level takes "
                  "(CMB-OUTC-3), as a fraction",
+    "toHit": "outcome fights: the weapon's toHit, added to the check as its bonus",
+    "weaponEffect": "outcome fights: the weapon's attack.effect, harm levels added to what "
+                    "the effect dealt",
 }
 """The record keys an outcome action adds to a formula attack's (``damage``, ``hp``,
 ``hpMax``, ``rolls``, ``total``, ``events`` …: then the hero's health)."""

@@ -25,11 +25,15 @@ from ..rules.fight_pool import (
     damage_dice,
     foe_called,
     hardness_line,
+    numbered,
     per_die_target,
     pool_damage,
     pool_result,
     pool_size,
+    spent,
     taken,
+    thrown,
+    thrown_line,
 )
 from ..rules.formula import evaluate, foe_reader
 from ..rules.game import Game
@@ -67,6 +71,13 @@ def _style(game: Game) -> str | None:
     return combat.pool.style if combat is not None and combat.pool is not None else None
 
 
+def _gain(game: Game) -> int | None:
+    """The spending style's ``combat.pool.gain`` (None: the number is not modelled)."""
+    combat = game.ruleset.combat
+    pool = combat.pool if combat is not None else None
+    return pool.gain if pool is not None and pool.style == "spending" else None
+
+
 # --- joining: hardness and damage reduction fixed as the fight starts ------------------------
 
 
@@ -75,7 +86,10 @@ def pool_hero(game: Game, state: State, index: int, hero: Combatant) -> Combatan
     gives (``combat.pool.hardness``, its armour's through ``itemStat``), read once now."""
     combat = game.ruleset.combat
     pool = combat.pool if combat is not None else None
-    if not pool_fight(game) or pool is None or pool.hardness is None:
+    if not pool_fight(game) or pool is None:
+        return hero
+    hero = numbered(hero, _gain(game))  # the spending style's number
+    if pool.hardness is None:
         return hero
     view = SheetView(game, state.characters[index], state)
     return hero.model_copy(update={"hardness": max(int(view.value(pool.hardness)), 0)})
@@ -85,6 +99,8 @@ def pool_foe(game: Game, template: Template, foe: Combatant, stream: Stream) -> 
     """ITM-HARD-1: a creature gives its own ``hardness``; ITM-FLOOR-2: its ``reduction``; both
     from its template at its tier, fixed as it joins (CMB-TPL-8)."""
     numbers = template.combat
+    if pool_fight(game):
+        foe = numbered(foe, _gain(game))  # the spending style's number
     if not pool_fight(game) or (numbers.hardness is None and numbers.reduction is None):
         return foe
     reader = foe_reader(game.ruleset, foe.tier or 1, foe.modifier or 0)
@@ -238,10 +254,31 @@ def pool_strike(game: Game, state: State, encounter: Encounter, tag: Any, ctx: T
     combatants = list(encounter.combatants)
     style = _style(game)
     took = False
+    if result != "miss" and striker.base is not None:  # the spending style's number is thrown
+        record["number"] = striker.initiative
+        striker = spent(striker)
+        record["initiative"] = {hero.name: striker.initiative}
     if result != "miss" and style == "spending" and below_hardness(size, foe.hardness):
         record["hardness"] = foe.hardness  # ITM-HARD-2: it hits and does nothing
         text += ". " + hardness_line(f"{hero.name}'s {weapon_name}", foe_called(foe.name), size,
                                   foe.hardness)
+    elif result != "miss" and "number" in record:  # ITM-FLOOR-3: never raised
+        kind = (aim.weapon.damage_type if aim.weapon is not None else None) or rule.damage_type
+        tags = aim.weapon.tags if aim.weapon is not None else frozenset()
+        dealt, guards = typed_damage(thrown(record["number"], foe.reduction), kind,
+                                     foe_defences(game, foe), tags)
+        hp = max((foe.hp or 0) - dealt, 0)
+        record.update({"damage": dealt, "hp": hp})
+        if foe.reduction:
+            record["reduction"] = foe.reduction
+        if kind is not None:
+            record["damageType"] = kind
+        if guards:
+            record["affectedBy"] = [*affected, *(g.text for g in guards)]
+        text += thrown_line(record["number"], foe.reduction) + (f" {kind}" if kind else "")
+        if guards:
+            text += f" ({'; '.join(g.text for g in guards)}: {dealt})"
+        foe = foe.model_copy(update={"hp": hp})
     elif result != "miss" and style == "taking":  # a taking strike takes initiative instead
         took = True
         mine, theirs = taken(striker.initiative, foe.initiative, successes)
@@ -275,7 +312,9 @@ def pool_strike(game: Game, state: State, encounter: Encounter, tag: Any, ctx: T
         if guards:
             text += f" ({'; '.join(g.text for g in guards)}: {dealt})"
         foe = foe.model_copy(update={"hp": hp})
-    text += f" · {foe.name} {foe.hp}/{foe.hp_max}."
+    text += f" · {foe.name} {foe.hp}/{foe.hp_max}"
+    text += (f"; {hero.name}'s number falls back to {striker.initiative}." if "number" in record
+             else ".")
     if affected:
         text += f" Affected by: {' · '.join(affected)}."
     combatants[aim.target] = foe
@@ -401,10 +440,30 @@ def pool_foe_attack(game: Game, state: State, encounter: Encounter, tag: Any, ct
     style = _style(game)
     combatants = list(encounter.combatants)
     took = False
+    if result != "miss" and foe.base is not None:  # the spending style's number is thrown
+        record["number"] = foe.initiative
+        foe = spent(foe)
+        record["initiative"] = {foe.name: foe.initiative}
     if result != "miss" and style == "spending" and below_hardness(size, hero_at.hardness):
         record["hardness"] = hero_at.hardness  # ITM-HARD-2
         text += ". " + hardness_line(f"{foe.name}'s strike", name,
                                   size, hero_at.hardness)
+    elif result != "miss" and "number" in record:  # ITM-FLOOR-3
+        reduction = hero_reduction(game, state, aim.hero)
+        kind = foe.damage_type
+        dealt, guards = typed_damage(thrown(record["number"], reduction), kind,
+                                     defences_of(game, state, aim.hero))
+        state, after = hurt(game, state, aim.hero, dealt)
+        record.update({"damage": dealt, "hp": after.hp})
+        if reduction:
+            record["reduction"] = reduction
+        if kind is not None:
+            record["damageType"] = kind
+        if guards:
+            record["affectedBy"] = [*aim.edge.affected_by, *(g.text for g in guards)]
+        text += thrown_line(record["number"], reduction) + (f" {kind}" if kind else "")
+        if guards:
+            text += f" ({'; '.join(g.text for g in guards)}: {dealt})"
     elif result != "miss" and style == "taking":
         took = True
         mine, theirs = taken(foe.initiative, hero_at.initiative, successes)
@@ -433,7 +492,9 @@ def pool_foe_attack(game: Game, state: State, encounter: Encounter, tag: Any, ct
     if aim.health.temporary:
         record["temporary"] = after.temporary
     text += f" · {name} {after.hp}/{after.hp_max}"
-    text += f" (+{after.temporary} temporary)." if after.temporary else "."
+    text += f" (+{after.temporary} temporary)" if after.temporary else ""
+    text += (f"; {foe.name}'s number falls back to {foe.initiative}." if "number" in record
+             else ".")
     if aim.edge.affected_by:
         text += f" Affected by: {' · '.join(aim.edge.affected_by)}."
     encounter = encounter.model_copy(update={"combatants": tuple(combatants)})

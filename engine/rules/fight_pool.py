@@ -18,7 +18,14 @@ Readings where the spec points at the missing combat page (docs/rulesets.md "Poo
   (not in the spending style, ITM-FLOOR-3), then typed defences;
 - ``combat.pool.style`` ``spending``: hardness applies (ITM-HARD-1..3); ``taking``: a hit takes
   initiative (its successes move from the target's number to the attacker's) instead of
-  dealing damage (glossary "Spending / taking style", ITM-ONHIT-4)."""
+  dealing damage (glossary "Spending / taking style", ITM-ONHIT-4);
+- the spending style's number, with ``combat.pool.gain``: each combatant's initiative is a
+  number — it joins at its initiative roll (its *base*) and rises by ``gain`` at the start of
+  every round after the first; a spending strike that lands *throws* its attacker's number:
+  the hit deals that number (less the target's damage reduction, never raised by a floor,
+  ITM-FLOOR-3; a critical deals it too, there are no dice to double) and the number falls
+  back to the base — also when it does nothing against hardness (ITM-HARD-2). A miss throws
+  nothing and keeps the number."""
 
 from __future__ import annotations
 
@@ -167,10 +174,51 @@ def taken(attacker: int, target: int, successes: int) -> tuple[int, int]:
     return attacker + moved, target - moved
 
 
+def numbered(combatant: Combatant, gain: int | None) -> Combatant:
+    """Glossary "Spending / taking style": with ``combat.pool.gain`` a combatant joins with
+    its initiative as its base and the gain fixed (CMB-TPL-8: numbers fixed as it joins)."""
+    if gain is None:
+        return combatant
+    return combatant.model_copy(update={"base": combatant.initiative, "gain": gain})
+
+
+def risen(combatant: Combatant) -> Combatant:
+    """A new round raises a numbered combatant's number by its gain."""
+    if combatant.base is None or not combatant.gain:
+        return combatant
+    return combatant.model_copy(update={"initiative": combatant.initiative + combatant.gain})
+
+
+def thrown(number: int, reduction: int) -> int:
+    """ITM-FLOOR-3: what a spending strike deals — its attacker's number less the target's
+    damage reduction, never below 0 and never raised to a floor."""
+    return max(max(number, 0) - max(reduction, 0), 0)
+
+
+def spent(combatant: Combatant) -> Combatant:
+    """ITM-HARD-2: after a spending strike that lands the attacker's number falls back to its
+    base (whether or not the strike did anything)."""
+    if combatant.base is None:
+        return combatant
+    return combatant.model_copy(update={"initiative": combatant.base})
+
+
+def thrown_line(number: int, reduction: int) -> str:
+    """The answer's account of a thrown number: ``, throws 5 − 1 reduction = 4``."""
+    text = f", throws {number}"
+    if reduction:
+        text += f" − {reduction} reduction"
+    return text + f" = {thrown(number, reduction)}"
+
+
 def pool_parts(combatant: Combatant) -> list[str]:
-    """What the COMBAT block adds for a pool fight's combatant: its hardness (ITM-HARD-1) and
-    a foe's damage reduction, where they are above 0."""
-    parts = [f"hardness {combatant.hardness}"] if combatant.hardness else []
+    """What the COMBAT block adds for a pool fight's combatant: the spending style's base and
+    gain (its number is its initiative), its hardness (ITM-HARD-1) and a foe's damage
+    reduction, where they are above 0."""
+    parts = ([f"number {combatant.initiative} (base {combatant.base}, +{combatant.gain} a "
+              "round)"] if combatant.base is not None else [])
+    if combatant.hardness:
+        parts.append(f"hardness {combatant.hardness}")
     if combatant.reduction:
         parts.append(f"reduction {combatant.reduction}")
     return parts

@@ -103,15 +103,17 @@ class Exchange:
     level: int
 
 
-def exchange(rule: OutcomeRule, read: TierReading, position: str, effect: str) -> Exchange:
-    """CMB-OUTC-1/2: the effect's harm levels moved by the tier's reading (never below 0;
-    nothing when the tier achieves nothing), and the position's harm level moved by it, held
-    to the levels ``combat.outcome.harm`` gives (0 when nothing comes back)."""
+def exchange(rule: OutcomeRule, read: TierReading, position: str, effect: str,
+             shift: int = 0) -> Exchange:
+    """CMB-OUTC-1/2: the effect's harm levels moved by the tier's reading and by ``shift``
+    (a weapon's ``attack.effect``; never below 0; nothing when the tier achieves nothing), and
+    the position's harm level moved by the reading, held to the levels ``combat.outcome.harm``
+    gives (0 when nothing comes back)."""
     dealt = 0
     if read.effect is not None:
         levels = next((n for word, n in rule.effect.items() if word == effect),
                       EFFECT_LEVELS[effect])
-        dealt = max(levels + read.effect, 0)
+        dealt = max(levels + read.effect + shift, 0)
     level = 0
     if read.harm is not None:
         base = next((n for word, n in rule.position.items() if word == position),

@@ -254,6 +254,11 @@ class Combatant(StateModel):
     # (ITM-HARD-1) and a foe's damage reduction (its template's ``reduction``)
     hardness: int = 0
     reduction: int = 0
+    # issue 25, the spending style's number (engine/rules/fight_pool.py): the initiative it
+    # joined with, which its number falls back to after a spending strike, and what the number
+    # rises by each round (``combat.pool.gain``, fixed as it joins); None/0 outside it
+    base: int | None = None
+    gain: int = Field(default=0, ge=0)
     # issue 26, narrative fights only (left out of the state elsewhere): the rank letter
     # (D100-RANK-1) and the risk graded on its latest attack (D100-DMG-3)
     rank: str | None = None
@@ -276,6 +281,7 @@ class Combatant(StateModel):
 
 _WHEN_SET: dict[str, Any] = {"rank": None, "risk": None, "sustains": None, "reacted": None,
                               "guard": 0, "granted": [], "hardness": 0, "reduction": 0,
+                              "base": None, "gain": 0,
                               "abilities": [], "regenerate": None, "stopped_by": []}
 
 

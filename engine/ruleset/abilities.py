@@ -107,6 +107,9 @@ class Ability(RulesetModel):
     target_count: int = Field(default=1, ge=1, le=12)
     """How many foes one use may be aimed at (``target="A, B"``)."""
     grants: Grants | None = None
+    effect: Literal["limited", "standard", "great"] | None = None
+    """Issue 25, CMB-OUTC-2: in an outcome fight the ability's own effect grade (how much a
+    success achieves against the foe); ``standard`` without it. Formula fights ignore it."""
     targets: Literal["self", "ally", "enemy", "any"] | None = None
     """Issue 25, ITM-USE's ``targets``: ``ally`` — aimed at heroes of the fight (the user
     too), ``self`` — at the user alone, rather than at foes: its ``amount`` heals each, its

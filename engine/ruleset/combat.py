@@ -155,6 +155,9 @@ class Attack(RulesetModel):
     floor: Annotated[int, Field(ge=0, le=10_000)] | StatRead | None = None
     on_hit: list[OnHit] = Field(default_factory=list, max_length=4)
     plus: list[Plus] = Field(default_factory=list, max_length=3)
+    effect: Annotated[int, Field(ge=-3, le=3)] | None = None
+    """Issue 25, CMB-OUTC-2 read for arms: in an outcome fight the harm levels the weapon adds
+    to (or takes off) what the action's effect deals, whenever its tier achieves something."""
 
 
 class Toggle(RulesetModel):

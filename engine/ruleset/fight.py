@@ -375,6 +375,11 @@ class PoolCombat(RulesetModel):
     reduction: ValueRef | None = None
     """ITM-FLOOR-2, ITM-ARM-9: a hero's damage reduction against a pool hit, read from its
     sheet when hit (its armour's, through ``itemStat``)."""
+    gain: int | None = Field(default=None, ge=0, le=100)
+    """Glossary "Spending / taking style", ITM-FLOOR-3 (issue 25): with the spending style,
+    what each combatant's initiative number rises by at the start of every round after the
+    first; with it a spending strike deals its attacker's number and the number falls back to
+    the initiative it joined with (its base). Without it the style only gates hardness."""
 
 
 class Combat(RulesetModel):

@@ -151,6 +151,8 @@ def _pool(ruleset: Ruleset, combat: Combat, value_problems: ValueCheck) -> list[
     if pool is not None and pool.hardness is not None and not spending:
         _add(problems, ("pool", "hardness"),
              'hardness needs combat.pool.style "spending" (ITM-HARD-3)')
+    if pool is not None and pool.gain is not None and not spending:
+        _add(problems, ("pool", "gain"), 'gain needs combat.pool.style "spending"')
     for index, template in enumerate(combat.templates):
         if template.combat.hardness is not None and not spending:
             _add(problems, ("templates", index, "combat", "hardness"),

@@ -125,10 +125,11 @@ def test_cmb_outc_2_effect_words_unknown_is_standard_with_a_note(written, word, 
 def test_cmb_outc_2_an_unknown_grade_in_a_tag_is_noted_in_the_answer() -> None:
     state = fighting(A_BOSS)
     _, [hit] = answer(GAME, state, '[attack: who="Ada" position="dire" effect="huge" '
-                      'with="Sword"]', turn=(0, 1))
+                      'action="Swing"]', turn=(0, 1))
     assert hit.ok and (hit.record["position"], hit.record["effect"]) == ("risky", "standard")
     assert any("position=" in n for n in hit.notes) and any("effect=" in n for n in hit.notes)
-    assert "ignored with=: an outcome action reads position= and effect=" in hit.notes
+    # with= names a weapon now (tests/engine/test_fight_outcome_arms.py)
+    assert "ignored action=: an outcome action reads position= and effect=" in hit.notes
 
 
 # --- CMB-OUTC-1: the roll read both ways --------------------------------------------------------
@@ -346,10 +347,14 @@ def test_a_foes_attack_is_refused_players_roll_saying_what_to_write() -> None:
     assert "only heroes roll" in refused.text and 'position="..."' in refused.text
 
 
-def test_abilities_and_reloads_are_not_answered_in_an_outcome_fight() -> None:
+def test_reloads_are_not_answered_and_abilities_need_an_entry_in_an_outcome_fight() -> None:
+    """Abilities are outcome actions now (tests/engine/test_fight_outcome_arms.py); one the
+    hero did not choose is refused, and reloading stays a formula fight's."""
     after, [cast] = answer(GAME, fighting(), '[attack: who="Ada" use="Fire Bolt"]',
                            turn=(0, 1))
-    assert cast.reason == reasons.UNSUPPORTED and after.encounter == fighting().encounter
+    assert cast.reason == reasons.UNKNOWN_ENTRY and after.encounter == fighting().encounter
+    after, [reload] = answer(GAME, fighting(), '[combat: op="reload" who="Ada"]', turn=(0, 1))
+    assert reload.reason == reasons.UNSUPPORTED and after.encounter == fighting().encounter
 
 
 # --- whole fights -------------------------------------------------------------------------------

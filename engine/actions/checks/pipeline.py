@@ -266,13 +266,14 @@ class Checked:
 
 def roll_check(game: Game, state: State, who: int, attrs: Mapping[str, str],
                ctx: TurnContext, purpose: str = "skill_check",
-               written: str | None = None) -> tuple[State, Checked]:
+               written: str | None = None, added: int = 0) -> tuple[State, Checked]:
     """Roll one check for ``state.characters[who]`` (CHK-GEN-A1..A8): ``attrs`` are the tag
     attributes in lower case (``skill=``/``save=``/``ability=``, ``dc=``, ``bonus=``, ...);
     the dice come from ``ctx.stream(purpose, ...)``; ``written`` is a result the GM wrote
     itself (``result="success"``), which the sentence says was not used. Returns the state
     after any payment (the same object when nothing was paid) and the result; never raises
-    on bad input."""
+    on bad input. ``added`` is a flat number the caller adds to the roll (an outcome fight's
+    weapon toHit, issue 25), as an effect's modifier is added."""
     res = game.ruleset.resolution
     if res is None:
         return state, Checked(False, "This ruleset declares no resolution, so it has no checks.",
@@ -306,7 +307,7 @@ def roll_check(game: Game, state: State, who: int, attrs: Mapping[str, str],
     request = CheckRead(
         who=character.name, kind=kind, ident=ident, label=label, attrs=attrs, view=view,
         ability=ability, ability_part=part, rank=rank, own_bonus=bonus,
-        with_ability=with_ability, flat=applied.flat, dice=tuple(applied.dice),
+        with_ability=with_ability, flat=applied.flat + added, dice=tuple(applied.dice),
         lean=applied.lean((attrs.get("mode") or "").strip().lower(), rolls_twice),
         bought_dice=bought.dice, bought_successes=bought.successes,
         bought_reroll=bought.reroll, entry=bought.entry)
