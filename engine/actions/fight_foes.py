@@ -24,9 +24,8 @@ from tagparse import Tag
 from ..rules import reasons
 from ..rules.abilities import guard_of
 from ..rules.armour import defences_of, typed_damage
-from ..rules.checks.read import CheckRead
 from ..rules.context import TurnContext
-from ..rules.fight import hero_defence, hero_health, hit_result, hurt, standing, strike
+from ..rules.fight import hero_defence, hero_health, hurt, standing, strike
 from ..rules.fight_conditions import attack_edge, fight_over, names_of
 from ..rules.foe_abilities import damage_taken, foe_use, regenerates
 from ..rules.formula import foe_reader
@@ -35,19 +34,19 @@ from ..rules.sheet import SheetView
 from ..rules.state import Combatant, Encounter, FoeUse, State
 from ..ruleset import Formula, parse_formula
 from .answers import Answer, accepted, refused
-from .checks.pipeline import effective_resolution, resolve_request, roll_check
+from .checks.pipeline import roll_check
 from .declare import Refusal
 from .fight import (
     FOE_STRIKE,
     RANGES,
     ROUND_OPS,
     _cannot_act,
-    _combat,
     _foe_no_time,
     _round,
     _target,
 )
 from .fight_hp0 import downed
+from .fight_judge import kind_attack
 from .fight_react import HIT, react_to_hit, sustain_after_damage
 
 MAX_TARGETS = 12  # target= names at most this many heroes
@@ -110,17 +109,10 @@ def _attack_row(game: Game, state: State, encounter: Encounter, me: int, target:
     modifier = use.to_hit or 0
     edge = attack_edge(game, names_of(state, encounter, me), names_of(state, encounter, target),
                        distance)
-    rule = _combat(game).attack
-    res = game.ruleset.resolution
-    assert rule is not None and res is not None
-    view = SheetView(game, None, state)
-    effective, _ = effective_resolution(res, "skill", rule.check, view)
-    read = CheckRead(who=foe.name, kind="skill", ident=rule.check, label="Attack",
-                     attrs={"dc": str(defence)}, view=view, ability=None,
-                     ability_part=modifier, rank=0, own_bonus=0, lean=edge.lean)
-    rolled = resolve_request(game, effective, read, ctx.for_tag(0), f"{key}/{name.casefold()}")
-    assert rolled is not None
-    result = hit_result(int(rolled.value), rolled.critical, defence)
+    # the fight's own hit rule (sum, pool, roll-against, symbol-pool), its toHit as the
+    # foe's number, as a foe's strike reads its template attack (CMB-ATK-7)
+    rolled, result = kind_attack(game, SheetView(game, None, state), foe.name, modifier, defence,
+                                 ctx, f"{key}/{name.casefold()}", edge.lean)
     if result == "hit" and edge.critical:  # CMB-COND-2
         result = "critical"
     row: dict[str, Any] = {"target": name, "rolls": rolled.rolls, "modifier": modifier,

@@ -532,3 +532,26 @@ def test_refused_uses_in_a_pool_fight_leave_the_state_unchanged(text: str) -> No
     after, told = answer(game, state, text, (1, 1))
     assert not told[0].ok and told[0].reason
     assert after == state
+
+
+def test_cmb_abil_4_a_foes_ability_in_a_roll_against_fight_hits_by_the_kinds_rule() -> None:
+    """CMB-ABIL-4 with CHK-RA-A1..A4: a foe's own attack ability rolls the fight's own check —
+    d100 at most its toHit less the hero's defence — not the sum fight's total ≥ defence
+    (which a d100 plus 60 would nearly always reach)."""
+    document = copy.deepcopy(fixture_json("rulesets/against-d100-fight.json"))
+    document["combat"]["templates"][0]["combat"]["abilities"] = [
+        {"id": "claw", "label": "Claw", "toHit": "60", "damage": "1d6"}]
+    game = load_ruleset(document)
+    state = start_state(game, fixture_json("parties/against-d100-fight.json"))
+    state, _ = answer(game, state, '[combat: op="start" foe="Cultist" role="thug"]')
+    seen = set()
+    for turn in range(1, 40):
+        _, answers = answer(game, state, '[attack: who="Cultist" use="Claw" target="Harvey"]',
+                            (0, turn))
+        row = answers[0].record["targets"][0] if "targets" in answers[0].record else \
+            answers[0].record
+        rolled, defence = row["total"], row["defence"]
+        hit = row["result"] in ("hit", "critical")
+        assert hit == (rolled <= 60 - defence) or row["result"] == "critical" or rolled >= 96
+        seen.add(hit)
+    assert seen == {True, False}  # both sides of the line, so the sum rule would fail it
