@@ -1180,11 +1180,14 @@ def teach_fight(game: Game) -> list[str]:
             'good|excellent|perfect" risk="careful|moderate|aggressive|reckless" aim="easy|'
             'standard|hard|extreme" purpose="kill|subdue|incapacitate|restrained"]; add '
             f'effort="<{words}>" for a big effect (push="yes" only when the player clearly '
-            'pushes past the limit; pool="mana" for magic).',
+            'pushes past the limit; pool="mana" for magic); edge="better|superior" when its '
+            'weapon outclasses the target\'s armour, flair="creative|cooperative" for a '
+            "creative or joint move.",
             '- A foe announces its strike: [attack: who="<foe>" target="<hero>" ...grades]; it '
             "lands next round after the heroes act, unless the foe is down (describe what is "
             "coming)." + _teach_techniques(game),
             '- A hero meets it: [combat: op="defend" who="<hero>" how="dodge|block|parry|'
-            'sidestep|counter"], or how="step-in" for="<ally>".',
+            'sidestep|counter"], or how="step-in" for="<ally>"; how="tend" for="<ally>" '
+            "stops a downed ally's bleeding.",
             '- More foes: [combat: op="join" foe="<name>" rank="<rank>"]; it ends: [combat: '
             'op="end" outcome="victory|defeat|fled|truce"] (felling the last foe wins).']

@@ -374,3 +374,14 @@ def test_itm_cls_14_an_item_worn_by_its_wearer_is_never_drawn_on() -> None:
     after, answers = answer(KIT, state, '[inventory: action="use" item="Ring" '
                             'who="Bram the Quiet"]', (0, 1))
     assert answers[0].reason == reasons.NOT_HELD and after == state
+
+
+def test_d100_role_1_3_the_instructions_teach_edge_flair_and_tend() -> None:
+    """D100-DMG-3, D100-MOM-5, D100-PARTY-7: the GM is taught the grades it may write for
+    them (the words the engine reads), in the fight's lines of the instructions."""
+    from engine.actions.fight_narrative import teach_fight
+
+    taught = "\n".join(teach_fight(GAME))
+    assert 'edge="better|superior"' in taught
+    assert 'flair="creative|cooperative"' in taught
+    assert 'how="tend" for="<ally>"' in taught
