@@ -283,7 +283,9 @@ def teach_fight(game: Game) -> list[str]:
              '- A hero acts: [attack: who="<hero>" target="<foe>" position="'
              f'{"|".join(POSITIONS)}" effect="{"|".join(EFFECTS)}"] — position: how hard a '
              "failure comes back; effect: how much a success achieves (the foe's harm "
-             "levels). One action a hero a round.",
+             "levels). One action a hero a round. Add with=\"<weapon>\" for a weapon other "
+             "than the first worn one, or use=\"<ability>\" (instead of a weapon) for a "
+             "sheet ability.",
              "- Foes do not roll: what they do comes back through the hero's roll."]
     if combat.templates:
         roles = ", ".join(t.role for t in combat.templates)

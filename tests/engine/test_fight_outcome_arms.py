@@ -286,3 +286,12 @@ def test_a_swipe_casts_the_same() -> None:
     second, other = answer(SPELL_GAME, state, HEX + " Sparks fly.", turn=(4, 0))
     assert [a.record for a in one_way] == [a.record for a in other]
     assert plain_canonical(first) == plain_canonical(second)
+
+
+def test_cmb_outc_2_the_instructions_teach_with_and_use() -> None:
+    """CMB-OUTC-2: the GM is taught that an outcome action may name its weapon or a sheet
+    ability, which the engine reads."""
+    from engine.actions.fight_outcome import teach_fight
+
+    taught = "\n".join(teach_fight(GAME))
+    assert 'with="<weapon>"' in taught and 'use="<ability>"' in taught
