@@ -18,10 +18,9 @@ from ..rules.fight import standing
 from ..rules.game import Game
 from ..rules.narrative import bleeds_out
 from ..rules.state import Bleeding, Encounter, State
-from ..rules.zero_hp import is_dead, zero_meaning
+from ..rules.zero_hp import dead_condition, is_dead, zero_meaning
 from .answers import Answer
 
-DEAD = "dead"
 """The condition a hero that bled out gets where the ruleset names no ``combat.zeroHp.dead``."""
 
 
@@ -30,13 +29,6 @@ def rounds(game: Game) -> int | None:
     combat = game.ruleset.combat
     narrative = combat.narrative if combat is not None else None
     return narrative.bleed_rounds if narrative is not None else 3
-
-
-def dead_condition(game: Game) -> str:
-    """The condition a hero that bled out gets: ``combat.zeroHp.dead``, else ``dead``."""
-    combat = game.ruleset.combat
-    rule = combat.zero_hp if combat is not None else None
-    return rule.dead if rule is not None and rule.dead is not None else DEAD
 
 
 def died(encounter: Encounter, name: str) -> bool:

@@ -67,8 +67,17 @@ def at_zero(game: Game, state: State, who: int) -> tuple[State, AtZero | None]:
     return state, AtZero(meaning, "dead" if died else "stable", condition)
 
 
-def is_dead(game: Game, conditions: tuple[str, ...]) -> bool:
-    """Whether a hero bears the ruleset's ``dead`` condition (healing does not raise it)."""
+DEAD = "dead"  # the condition of a dead hero where combat.zeroHp names none
+
+
+def dead_condition(game: Game) -> str:
+    """The condition a hero that died bears: ``combat.zeroHp.dead``, else ``dead``."""
     combat = game.ruleset.combat
     rule = combat.zero_hp if combat is not None else None
-    return rule is not None and rule.dead is not None and rule.dead in conditions
+    return rule.dead if rule is not None and rule.dead is not None else DEAD
+
+
+def is_dead(game: Game, conditions: tuple[str, ...]) -> bool:
+    """Whether a hero bears the condition of the dead (:func:`dead_condition`; healing does
+    not raise it), whichever rule killed it (CMB-HP0-3, a narrative hero bled out)."""
+    return dead_condition(game) in conditions

@@ -385,3 +385,22 @@ def test_d100_role_1_3_the_instructions_teach_edge_flair_and_tend() -> None:
     assert 'edge="better|superior"' in taught
     assert 'flair="creative|cooperative"' in taught
     assert 'how="tend" for="<ally>"' in taught
+
+
+def test_cmb_hp0_3_a_hero_dead_without_a_zero_hp_rule_stays_down_when_healed() -> None:
+    """D100-PARTY-7 with CMB-HP0-3: a hero that bled out bears ``dead`` where the ruleset
+    names no ``combat.zeroHp.dead``; every fight rule reads that as dead, so hit points given
+    back (here: a full health pool) do not stand it up again."""
+    from engine.rules.fight import standing
+    from engine.rules.zero_hp import dead_condition, is_dead
+
+    assert GAME.ruleset.combat is None or GAME.ruleset.combat.zero_hp is None
+    assert dead_condition(GAME) == "dead" and is_dead(GAME, ("dead",))
+    ada = next(i for i, c in enumerate(START.characters) if c.name == "Ada")
+    assert START.encounter is not None
+    me = next(c for c in START.encounter.combatants if c.name == "Ada")
+    assert standing(GAME, START, me)
+    buried = START.characters[ada].model_copy(update={"conditions": ("dead",)})
+    state = START.model_copy(update={"characters": (
+        *START.characters[:ada], buried, *START.characters[ada + 1:])})
+    assert not standing(GAME, state, me)
