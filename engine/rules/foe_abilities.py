@@ -67,29 +67,31 @@ def damage_taken(records: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
     an item's use (the type written on the row, else the use's), each strike of a ``volley``.
     A row without a ``target`` is its parent's; damage without a type counts as no type."""
     taken: dict[str, set[str]] = {}
-
-    def add(who: Any, kind: Any, dealt: Any) -> None:
-        if isinstance(who, str) and isinstance(kind, str) and isinstance(dealt, int) \
-                and dealt > 0:
-            taken.setdefault(who.casefold(), set()).add(kind)
-
-    def walk(row: Mapping[str, Any], target: Any, kind: Any, depth: int) -> None:
-        target = row.get("target", target)
-        kind = row.get("damageType", kind)
-        add(target, kind, row.get("dealt", row.get("damage")))
-        if depth >= _DEPTH:
-            return
-        for key, value in row.items():
-            if not isinstance(value, list | tuple):
-                continue
-            inherited = kind if key in _INHERIT else None  # a plus row has its own type
-            for nested in value:
-                if isinstance(nested, Mapping):
-                    walk(nested, target, inherited, depth + 1)
-
     for record in records:
-        walk(record, None, None, 0)
+        _walk(taken, record, None, None, 0)
     return taken
+
+
+def _walk(taken: dict[str, set[str]], row: Mapping[str, Any], target: Any, kind: Any,
+          depth: int) -> None:
+    """One row of :func:`damage_taken`'s walk, and the rows nested in it (a module function,
+    not a closure that calls itself: that would be a reference cycle on every round, and the
+    fold makes none, tests/replay/test_no_reference_cycles.py)."""
+    target = row.get("target", target)
+    kind = row.get("damageType", kind)
+    dealt = row.get("dealt", row.get("damage"))
+    if isinstance(target, str) and isinstance(kind, str) and isinstance(dealt, int) \
+            and dealt > 0:
+        taken.setdefault(target.casefold(), set()).add(kind)
+    if depth >= _DEPTH:
+        return
+    for key, value in row.items():
+        if not isinstance(value, list | tuple):
+            continue
+        inherited = kind if key in _INHERIT else None  # a plus row has its own type
+        for nested in value:
+            if isinstance(nested, Mapping):
+                _walk(taken, nested, target, inherited, depth + 1)
 
 
 _INHERIT = frozenset({"targets"})  # rows that deal the use's own damage type
