@@ -75,6 +75,7 @@ from .fight_arms import (
     ready,
     spent_with,
 )
+from .fight_felled import fell, struck_events
 from .fight_hp0 import downed
 from .fight_pool import Aim, FoeAim, pool_fight, pool_foe, pool_foe_attack, pool_hero, pool_strike
 from .fight_react import react_to_hit, sustain_after_damage  # issue 25: reactions, sustain
@@ -955,19 +956,9 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
     record.update(shot)
     text += said
     encounter = next_state.encounter or encounter
-    # CMB-CARD-1: the damage dealt and taken is an event of its own, then who fell
-    events: list[str] = [f"damage:{foe.name}:{record['damage']}"] if record["damage"] else []
-    if not foe.hp:
-        events.append(f"felled:{foe.name}")
-        text += f" {foe.name} is felled."
-        if not any(c.side == "foes" and c.hp for c in encounter.combatants):
-            # DESIGN.md: the last foe falls, the fight ends there; ITM-LOOT-12: the felled drop
-            events.append("end:victory")
-            text += " The fight is won."
-            next_state, words = _won(game, next_state, encounter, ctx, record)
-            text += words
-            next_state = fight_over(next_state)
-    return _answered(request, next_state, record, text, events, notes, ctx)
+    events = struck_events(foe, record)  # CMB-CARD-1, then who fell
+    next_state, words = fell(game, next_state, encounter, foe, ctx, record, events, _won)
+    return _answered(request, next_state, record, text + words, events, notes, ctx)
 
 
 def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,

@@ -8,7 +8,6 @@ fight."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,12 +45,12 @@ from ..ruleset.resolution import PoolResolution
 from .answers import Answer, accepted
 from .checks.pipeline import effective_resolution, resolve_request
 from .fight_arms import OFF_HAND, Armed, Arming, fire, floor_of, on_hit, spent_with
+from .fight_felled import Won, fell, struck_events
 from .fight_hp0 import downed
 from .fight_react import react_to_hit, sustain_after_damage
 
 UNARMED = "unarmed"
 FOE_STRIKE = "strike"
-Won = Callable[[Game, State, Encounter, TurnContext, dict[str, Any]], tuple[State, str]]
 
 
 def pool_fight(game: Game) -> bool:
@@ -333,20 +332,12 @@ def pool_strike(game: Game, state: State, encounter: Encounter, tag: Any, ctx: T
     record.update(shot)
     text += said
     encounter = next_state.encounter or encounter
-    events: list[str] = [f"damage:{foe.name}:{record['damage']}"] if record["damage"] else []
+    events = struck_events(foe, record)
     if took:  # the order of the rounds to come follows the numbers now
         events.append(f"initiative:{hero.name}")
         next_state = _reordered(next_state)
-    if not foe.hp:
-        events.append(f"felled:{foe.name}")
-        text += f" {foe.name} is felled."
-        if not any(c.side == "foes" and c.hp for c in encounter.combatants):
-            events.append("end:victory")
-            text += " The fight is won."
-            next_state, words = won(game, next_state, encounter, ctx, record)
-            text += words
-            next_state = fight_over(next_state)
-    return _answered(tag, next_state, record, text, events, aim.notes, ctx)
+    next_state, words = fell(game, next_state, encounter, foe, ctx, record, events, won)
+    return _answered(tag, next_state, record, text + words, events, aim.notes, ctx)
 
 
 def _reordered(state: State) -> State:
