@@ -24,12 +24,22 @@ R = TypeVar("R")
 class IdentityMemo(Generic[V]):
     """Values keyed by a tuple of objects, matched by identity (``is``), at most ``size``.
 
+    ``weigh``, with ``most``: what one value costs (in bytes, say) and the most all of them
+    may cost together. Values that grow (the text of a bag that keeps filling) are then bounded
+    by what they hold, not only by their number (issue 22). A value heavier than ``most`` on its
+    own is not remembered.
+
     Safe under threads without a lock: each get and put is one dict operation, and a lost
-    entry is only computed again.
+    entry is only computed again (the running weight may drift by a lost entry until the next
+    start-over, which resets it).
     """
 
-    def __init__(self, size: int = 1024) -> None:
+    def __init__(self, size: int = 1024, weigh: Callable[[V], int] | None = None,
+                 most: int = 0) -> None:
         self.size = size
+        self.weigh = weigh
+        self.most = most
+        self.weight = 0  # what the values held cost together, by ``weigh``
         self._entries: dict[int, tuple[tuple[object, ...], V]] = {}
 
     def get(self, keys: tuple[object, ...]) -> V | None:
@@ -44,13 +54,21 @@ class IdentityMemo(Generic[V]):
 
     def put(self, keys: tuple[object, ...], value: V) -> V:
         """Remember ``value`` for these objects (replacing what the first one had); returns it."""
+        if self.weigh is not None:
+            cost = self.weigh(value)
+            if cost > self.most:
+                return value
+            if self.weight + cost > self.most:
+                self.clear()
+            self.weight += cost
         if len(self._entries) >= self.size:
-            self._entries.clear()
+            self.clear()
         self._entries[id(keys[0])] = (keys, value)
         return value
 
     def clear(self) -> None:
         self._entries.clear()
+        self.weight = 0
 
 
 def same_run(first: Iterable[object], second: Iterable[object]) -> int:

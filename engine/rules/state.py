@@ -478,9 +478,14 @@ def plain_canonical(state: State) -> str:
 # remembered by identity and a new state serialises only what changed (issue 12: a state of
 # 500 stacks took ~3.6 ms whole). Texts longer than MAX_REMEMBERED_TEXT (a character with its
 # bag, a whole state) are joined again from the remembered ones each time, so what is kept
-# stays small: at most _FRAGMENTS' bound of short texts, each with the value it belongs to.
+# stays small: at most _FRAGMENTS' bound of short texts, each with the value it belongs to,
+# and at most FRAGMENT_BYTES of them (issue 22: a character's text grows with its bag, so a
+# bound by number alone let a long-running stage's memory grow with its chats).
 MAX_REMEMBERED_TEXT = 4096
-_FRAGMENTS: IdentityMemo[str] = IdentityMemo(1 << 14)
+FRAGMENT_BYTES = 2 << 20
+FRAGMENT_OVERHEAD = 256  # bytes an entry costs besides its text: the str, tuples, dict slot
+_FRAGMENTS: IdentityMemo[str] = IdentityMemo(
+    1 << 14, weigh=lambda text: len(text) + FRAGMENT_OVERHEAD, most=FRAGMENT_BYTES)
 # The last tuple serialised that began with a given value, with its values' texts (all short
 # ones): a bag or the journal changes a few values in place or at the end, so a new tuple
 # reuses the texts of the values it shares at both ends with the last one (found by

@@ -42,6 +42,7 @@ from ..formats.fields import unicode_text
 from ..transcript import TranscriptError
 from .answering import AnswerMode, ReplyStream
 from .body import Body, BodyReader
+from .memory import Every, give_back
 from .midreply import LegFailed, MidReply, MidReplyOptions, late_places, read_options
 from .reading import Deadline, DeadlinePassed, completion_of, read_body, within
 from .upstream import (
@@ -85,7 +86,7 @@ class GmSection:
     # Per game, so a server of many games multiplies them: enough for the latest states and
     # stacks of a game's chats at once, and a bound on what they cost (issue 22, finding 6).
     STATES = 16
-    LINES = 2048
+    LINES = 512
 
     def __init__(self, game: Game, states: int = STATES, mid_reply: bool = False) -> None:
         self.game = game
@@ -346,8 +347,9 @@ def _parse(raw: bytes, reader: BodyReader | None) -> Any:
 def build_app(config: StageConfig) -> Starlette:
     """The stage as an ASGI app (uvicorn runs it; tests may too)."""
     cache = SnapshotCache(config.store, deferred=True)
-    storing_now: set[asyncio.Future[None]] = set()  # flushes running (a task needs a reference)
+    storing_now: set[asyncio.Future[Any]] = set()  # flushes running (a task needs a reference)
     reader = BodyReader()
+    trimming = Every()  # memory given back to the system (replay.stage.memory)
     upstream = Upstream.parse(config.upstream)
     Redactor([*upstream.secrets, *([config.key] if config.key else [])]).install()
     games = config.game_folders
@@ -428,6 +430,10 @@ def build_app(config: StageConfig) -> Starlette:
         if storing is not None:
             storing_now.add(storing)
             storing.add_done_callback(storing_now.discard)
+        if trimming.due():
+            trimmed = asyncio.ensure_future(run_in_threadpool(give_back))
+            storing_now.add(trimmed)
+            trimmed.add_done_callback(storing_now.discard)
         deadline = Deadline(config.clock, config.deadline)
         if folder.mid_reply.stops:
             mid = MidReply(client, upstream.endpoint("chat/completions"), headers, prepared.body,

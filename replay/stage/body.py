@@ -32,7 +32,8 @@ from ..cache import SharedPrefixSequence
 _SPACE = re.compile(r"[ \t\n\r]*")
 _SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
 RECENT_BODIES = 64  # bodies kept to share their bytes with the next request of the same chat
-RECENT_BYTES = 32 * 1024 * 1024  # and at most this many of their bytes (issue 22: a byte bound)
+RECENT_BYTES = 8 * 1024 * 1024  # and at most this many of their bytes (issue 22: a byte bound;
+# a body's parsed messages take 4-5 times its bytes)
 MAX_MESSAGES = 100_000  # messages read with their offsets; a longer array goes to json.loads
 PROBES = 4  # the last messages of a recent body tried before a binary search
 

@@ -32,12 +32,15 @@ from stage_servers import (
     stop_process,
 )
 
+from engine.rules import state as state_module
+from engine.rules.memo import IdentityMemo
 from replay import replay
 from replay.cache import ENTRY_OVERHEAD, MemoryStore, SnapshotCache, fold_turns
 from replay.files import load_party, load_ruleset
 from replay.formats.openai import read_turns
 from replay.record import answered_form, answered_tags, read_source
 from replay.stage import app as stage_app
+from replay.stage import memory
 from replay.stage import upstream as upstream_module
 from replay.stage.app import StageConfig, build_app, load_games
 
@@ -448,6 +451,47 @@ def test_the_in_process_store_never_holds_more_than_its_bytes() -> None:
         assert store.size <= store.max_bytes
     assert store.size == sum(len(k) + len(v) + ENTRY_OVERHEAD for k, v in store._items.items())
     assert store.get_many(["k1999"]) == [b"x" * (1999 % 700)]
+
+
+def test_the_stage_gives_freed_memory_back_every_so_many_requests(
+        games_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding 6: the allocator's free pages go back to the system every TRIM_EVERY requests
+    (replay.stage.memory), in a worker thread, never on the event loop."""
+    calls: list[int] = []
+    monkeypatch.setattr(stage_app, "Every", lambda: memory.Every(3))
+    monkeypatch.setattr(stage_app, "give_back", lambda: calls.append(threading.get_ident()))
+    upstream = Upstream(games_dir)
+    upstream.respond = lambda request: httpx.Response(200, json={"choices": [
+        {"index": 0, "finish_reason": "stop", "message": {"content": "The rain."}}]})
+    try:
+        for number in range(7):
+            assert httpx.post(upstream.server.url + "/games/harrow/v1/chat/completions",
+                              json={"messages": [user(f"hello {number}")]},
+                              timeout=60).status_code == 200
+        loop_thread = upstream.server.thread.ident
+    finally:
+        upstream.server.stop()
+    assert len(calls) == 2 and loop_thread not in calls
+
+
+def test_give_back_asks_glibc_and_counts_requests() -> None:
+    assert memory.give_back() is (memory._malloc_trim() is not None)
+    every = memory.Every(4)
+    assert [every.due() for _ in range(9)] == [False, False, False, True] * 2 + [False]
+
+
+def test_remembered_fragments_are_bounded_in_bytes_as_well_as_number() -> None:
+    """Finding 6: a character's text grows with its bag, so the fragments the canonical JSON
+    reuses are bounded by what they hold (FRAGMENT_BYTES), not only by how many."""
+    memo: IdentityMemo[str] = IdentityMemo(1000, weigh=len, most=100)
+    held = [object() for _ in range(50)]
+    for key in held:
+        memo.put((key,), "x" * 30)
+        assert memo.weight <= 100 and len(memo._entries) <= 3
+    assert memo.get((held[-1],)) == "x" * 30
+    memo.put((held[0],), "y" * 101)  # heavier than the bound alone: not remembered
+    assert memo.get((held[0],)) is None
+    assert state_module._FRAGMENTS.most == state_module.FRAGMENT_BYTES
 
 
 # --- finding 10: one regex hides every answered tag in SillyTavern --------------------------------
