@@ -21,6 +21,8 @@ Prints, per chat length:
   the chat's size in bytes however little the stage does with them.
 - ``added``: the proxy's added latency over calling the fake model directly with the same body
   (real HTTP on loopback, one client, keep-alive), p50 in ms; goal: under 5 ms at 1,000 turns.
+  Each reply goes on in the chat as the stage answered it, as a chat client keeps it, so the
+  stage takes the state after it from what it saved when it answered it.
 - ``bare``: the same for a bare pass-through proxy (Starlette + httpx forwarding the bytes, no
   parsing), and ``vs bare``: the stage's added latency over the bare proxy's; goal (issue 22):
   at most 1.3x at every length.
@@ -214,20 +216,27 @@ def added_latency(game: Path, model_url: str, turns: int) -> tuple[float, float]
     # TCP_NODELAY on the measuring client too, or each call waits out a delayed ACK.
     nodelay = httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
     with httpx.Client(timeout=120, transport=nodelay) as client:
-        client.post(f"{stage_url}/games/harrow/v1/chat/completions", json={"messages": messages})
         client.post(f"{bare_url}/v1/chat/completions", json={"messages": messages})
+        # As a chat client does, each reply goes on in the chat as the stage returned it
+        # (answered); the three are sent the same bytes.
+        messages.append({"role": "user", "content": "more"})
+        first = client.post(f"{stage_url}/games/harrow/v1/chat/completions",
+                            json={"messages": messages})
+        reply = first.json()["choices"][0]["message"]["content"]
         for round_ in range(HTTP_ROUNDS[turns]):
-            messages += [{"role": "user", "content": f"more {round_}"},
-                         {"role": "assistant", "content": CHECK}]
-            body = json.dumps({"model": "m", "messages": [
-                *messages, {"role": "user", "content": "go"}]}).encode()
+            messages += [{"role": "assistant", "content": reply},
+                         {"role": "user", "content": f"more {round_}"}]
+            body = json.dumps({"model": "m", "messages": messages}).encode()
             headers = {"content-type": "application/json"}
             for url, times in ((f"{model_url}/v1/chat/completions", direct),
                                (f"{stage_url}/games/harrow/v1/chat/completions", proxied),
                                (f"{bare_url}/v1/chat/completions", passed)):
                 started = time.perf_counter()
-                client.post(url, content=body, headers=headers).raise_for_status()
+                answer = client.post(url, content=body, headers=headers)
                 times.append(time.perf_counter() - started)
+                answer.raise_for_status()
+                if times is proxied:
+                    reply = answer.json()["choices"][0]["message"]["content"]
     for process in (stage, bare):
         process.terminate()
         process.join()

@@ -638,6 +638,16 @@ def _snap_key(position: bytes) -> str:
     return f"{PREFIX}snap:{position.hex()}"
 
 
+def _reply_key(position: bytes) -> str:
+    """A snapshot :meth:`SnapshotCache.save_reply` saved after a reply the stage answered."""
+    return f"{PREFIX}reply:{position.hex()}"
+
+
+def reply_position(end: bytes, text: str) -> bytes:
+    """The position after a GM reply of ``text`` that follows the position ``end``."""
+    return _link(end, Turn(0, "gm", text))
+
+
 def _state_key(digest: str) -> str:
     return f"{PREFIX}state:{digest}"
 
@@ -685,15 +695,20 @@ class SnapshotCache:
     canonical JSON, so a parsed copy is always the state its digest names.
     """
 
-    def __init__(self, store: Store, parsed: int = PARSED_STATES, deferred: bool = False) -> None:
-        """``deferred``: :meth:`save` keeps snapshots in this process until :meth:`flush`."""
+    def __init__(self, store: Store, parsed: int = PARSED_STATES, deferred: bool = False,
+                 replies: bool = False) -> None:
+        """``deferred``: :meth:`save` keeps snapshots in this process until :meth:`flush`.
+        ``replies``: the fold looks for the snapshots :meth:`save_reply` saves (the stage's)."""
         self.store = store
         self.deferred = deferred
-        self._queue: list[tuple[Sequence[Row], Mapping[str, bytes]]] = []
+        self.replies = replies
+        # (rows, windows, replies) kept back by save() and save_reply() until flush()
+        self._queue: list[tuple[Sequence[Row], Mapping[str, bytes], Mapping[bytes, Snapshot]]] = []
         self._queued = 0
         self._pending: dict[bytes, Snapshot] = {}  # position key -> snapshot not stored yet
         self._pending_windows: dict[str, bytes] = {}  # window key -> its value, not stored yet
         self._pending_next: set[bytes] = set()  # positions a turn followed, not stored yet
+        self._pending_replies: dict[bytes, Snapshot] = {}  # see save_reply(), not stored yet
         self._parsed = parsed
         self._states: OrderedDict[str, tuple[State, bytes]] = OrderedDict()
         self._digests: dict[int, str] = {}  # id(state) -> digest, for states in _states
@@ -856,6 +871,11 @@ class SnapshotCache:
         """Whether :meth:`save` kept anything back that :meth:`flush` has to store."""
         return bool(self._queue)
 
+    @property
+    def queued(self) -> int:
+        """How many snapshots :meth:`save` kept back."""
+        return self._queued
+
     def windows(self, keys: Sequence[str]) -> list[bytes | None]:
         """Each window key's value: the chain hash before it (hex), AMBIGUOUS, or None."""
         raws = self.store.get_many(keys)
@@ -873,6 +893,33 @@ class SnapshotCache:
                 return True
         return self.store.get_many([_next_key(position)])[0] is not None
 
+    def save_reply(self, position: bytes, snapshot: Snapshot) -> None:
+        """The snapshot after a GM reply the stage has just answered, at the position the
+        reply's text as the client got it makes (:func:`reply_position`). The chat's next
+        request holds that very text, and :func:`fold_turns` then takes the reply's state from
+        here instead of answering its tags again. Kept apart from the fold's own snapshots
+        (``reply:`` keys), so what decides re-anchoring (snapshots, windows, ``next`` marks) is
+        what it was: this only saves the work."""
+        if not self.deferred:
+            self._stored((), {}, {position: snapshot})
+            return
+        with self._lock:
+            self._queue.append(((), {}, {position: snapshot}))
+            self._queued += 1
+            self._pending_replies[position] = snapshot
+            full = self._queued > MAX_PENDING
+        if full:
+            self.flush()
+
+    def reply(self, position: bytes) -> Snapshot | None:
+        """The snapshot :meth:`save_reply` saved at ``position``, if any (and good)."""
+        with self._lock:
+            kept = self._pending_replies.get(position)
+        if kept is not None:
+            return kept
+        entry = _read_entry(self.store.get_many([_reply_key(position)])[0], position)
+        return self.load(entry) if entry is not None else None
+
     def save(self, rows: Sequence[Row], windows: Mapping[str, bytes]) -> None:
         """Store (key before the turn, key after it, snapshot after it) rows and the windows
         they complete; in a deferred cache, keep them here (lookups see them) until
@@ -881,7 +928,7 @@ class SnapshotCache:
             self._stored(rows, windows)
             return
         with self._lock:
-            self._queue.append((rows, windows))
+            self._queue.append((rows, windows, {}))
             self._queued += len(rows)
             for before, position, snapshot in rows:
                 self._pending[position] = snapshot
@@ -902,33 +949,43 @@ class SnapshotCache:
         with self._lock:
             queue, self._queue, self._queued = self._queue, [], 0
         try:
-            for rows, windows in queue:
+            for rows, windows, replies in queue:
                 try:
-                    self._stored(rows, windows)
+                    self._stored(rows, windows, replies)
                 except Exception:  # a bug in one entry must not keep the others pending
                     log.exception("snapshot cache: could not store %d snapshots; dropped",
                                   len(rows))
         finally:
             with self._lock:
-                for rows, windows in queue:
+                for rows, windows, replies in queue:
                     for before, position, snapshot in rows:
                         if self._pending.get(position) is snapshot:
                             del self._pending[position]
                         self._pending_next.discard(before)
                     for key in windows:
                         self._pending_windows.pop(key, None)
+                    for position, snapshot in replies.items():
+                        if self._pending_replies.get(position) is snapshot:
+                            del self._pending_replies[position]
 
-    def _stored(self, rows: Sequence[Row], windows: Mapping[str, bytes]) -> None:
+    def _stored(self, rows: Sequence[Row], windows: Mapping[str, bytes],
+                replies: Mapping[bytes, Snapshot] | None = None) -> None:
         items: dict[str, bytes] = {}
         digests: dict[int, str] = {}
-        for before, position, snapshot in rows:
+
+        def state_of(snapshot: Snapshot) -> str:
             digest = digests.get(id(snapshot.state))
             if digest is None:
                 digest, canonical = self._written(snapshot.state)
                 digests[id(snapshot.state)] = digest
                 items[_state_key(digest)] = canonical
-            items[_snap_key(position)] = _entry(position, snapshot, digest)
+            return digest
+
+        for before, position, snapshot in rows:
+            items[_snap_key(position)] = _entry(position, snapshot, state_of(snapshot))
             items[_next_key(before)] = b"1"
+        for position, snapshot in (replies or {}).items():
+            items[_reply_key(position)] = _entry(position, snapshot, state_of(snapshot))
         self.store.put_many(items)
         if windows:
             self.store.claim_many(windows)
@@ -971,6 +1028,7 @@ class FoldOutcome:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # some first turns of the chat were seen in another chat, too weakly to continue from it
     weak_match: bool = False
+    end: bytes = b""  # the key of the position after the last turn (see reply_position)
 
     @property
     def anchored(self) -> bool:
@@ -1031,9 +1089,20 @@ def fold_turns(game: Game, start: State, turns: Sequence[Turn],
     if begin == 0:
         position = begin_session(position, 0)
     last, doubts = snapshot.last_answers, snapshot.doubts
+    rows: list[Row] = []
+    if cache.replies and begin < len(turns) and turns[begin].role == "gm":
+        # A reply the stage answered itself, sent back as the client got it: its state was
+        # saved then (save_reply), and folding its text gives exactly that state.
+        key = positions.keys(begin + 1, begin + 1)[0]
+        answered = cache.reply(key)
+        if answered is not None:
+            rows.append((before, key, answered))
+            before, begin = key, begin + 1
+            position = Position(answered.state, 0, answered.replies)
+            last, doubts = answered.last_answers, answered.doubts
+            outcome.reused = begin
     todo = turns[begin:]
     keys = positions.keys(begin + 1, begin + len(todo)) if todo else []
-    rows: list[Row] = []
     for turn, key in zip(todo, keys, strict=True):
         position, answers, differs = fold_message(game, position, turn.at, turn.message(),
                                                   outcome.diagnostics)
@@ -1045,10 +1114,11 @@ def fold_turns(game: Game, start: State, turns: Sequence[Turn],
                 pause()
         rows.append((before, key, Snapshot(position.state, position.replies, last, doubts)))
         before = key
-    outcome.folded = len(rows)
+    outcome.folded = len(todo)
     if rows:
-        cache.save(rows, _windows(scope, positions, turns, begin))
+        cache.save(rows, _windows(scope, positions, turns, found[0]))
     outcome.snapshot = Snapshot(position.state, position.replies, last, doubts)
+    outcome.end = before
     return outcome
 
 

@@ -173,10 +173,12 @@ class ReplyStream:
     full: str = field(init=False)
     sent: int = field(init=False)
     answers: list[Answer] = field(default_factory=list)
+    finished: bool = field(init=False, default=False)
 
     def __post_init__(self) -> None:
         self.full = self.before
         self.sent = len(self.before)
+        self._shown: list[str] = [self.before]  # the reply's text as the client has it
         self._live = LiveAnswers(self.game, self.state, self.replies)
         # A tag of the old text that is not finished yet straddles into the continuation.
         self._open = tagparse.unfinished_tag(self.before)
@@ -189,14 +191,29 @@ class ReplyStream:
     def feed(self, delta: str) -> str:
         """Add model text; return what can be sent now."""
         self.full += delta
-        return self._advance(final=False)
+        out = self._advance(final=False)
+        self._shown.append(out)
+        return out
 
     def finish(self) -> str:
         """The reply is complete: send everything that is left (and the block, in that mode)."""
         text = self._advance(final=True)
         if self.mode == "block":
             text += answers_block(self.answers)
+        self._shown.append(text)
+        self.finished = True
         return text
+
+    @property
+    def shown(self) -> str:
+        """The whole reply as the client has it once it is finished (a continued reply's old
+        text included): the text of the GM turn its next request holds."""
+        return "".join(self._shown)
+
+    @property
+    def after(self) -> State:
+        """The state after the tags answered so far."""
+        return self._live.state
 
     def _advance(self, final: bool) -> str:
         settled_to = len(self.full) if final else \

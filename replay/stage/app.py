@@ -25,6 +25,7 @@ from typing import Any, TypeVar, cast
 
 import httpx
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -34,7 +35,15 @@ from starlette.routing import Route
 from engine import Answer, Game, PartyError, RulesetError, State
 from engine.text.prompt import StackLines, state_context, with_last_answers
 
-from ..cache import FoldOutcome, SnapshotCache, Store, fold_turns
+from ..cache import (
+    FoldOutcome,
+    MemoryStore,
+    Snapshot,
+    SnapshotCache,
+    Store,
+    fold_turns,
+    reply_position,
+)
 from ..files import InputError, load_party, load_ruleset, read_json
 from ..fold import replay
 from ..formats import parse_transcript, transcript_from_openai
@@ -71,6 +80,7 @@ DROPPED_HEADERS = frozenset({
 # loop while small requests of other chats wait (a thread hop costs more than the whole work
 # of a small request).
 INLINE_BODY = 64 * 1024
+INLINE_ROWS = 16  # snapshots stored on the event loop after a reply; more go to a worker thread
 
 
 class GmSection:
@@ -346,7 +356,8 @@ def _parse(raw: bytes, reader: BodyReader | None) -> Any:
 
 def build_app(config: StageConfig) -> Starlette:
     """The stage as an ASGI app (uvicorn runs it; tests may too)."""
-    cache = SnapshotCache(config.store, deferred=True)
+    cache = SnapshotCache(config.store, deferred=True, replies=True)
+    local = isinstance(config.store, MemoryStore)  # only this process reads it
     storing_now: set[asyncio.Future[Any]] = set()  # flushes running (a task needs a reference)
     reader = BodyReader()
     trimming = Every()  # memory given back to the system (replay.stage.memory)
@@ -423,10 +434,12 @@ def build_app(config: StageConfig) -> Starlette:
         # The body sent on is JSON in UTF-8, whatever the client called it (it was read as JSON).
         headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         headers["content-type"] = "application/json"
-        # The new snapshots are stored while the model writes, and before the client has the
-        # reply: its next request, on any process, finds them.
+        # A shared store (Redis) gets the new snapshots while the model writes, and before the
+        # client has the reply: its next request, on any process, finds them. This process's
+        # own store is filled once the reply is sent (_stored_after): until then its lookups
+        # see them anyway, and a flush in a thread beside the reply took the GIL from it.
         storing = asyncio.ensure_future(run_in_threadpool(cache.flush)) \
-            if cache.pending else None
+            if cache.pending and not local else None
         if storing is not None:
             storing_now.add(storing)
             storing.add_done_callback(storing_now.discard)
@@ -445,7 +458,17 @@ def build_app(config: StageConfig) -> Starlette:
             response = await _whole(request, prepared, stream, headers, deadline)
         if storing is not None:
             await storing
+        elif cache.pending:
+            response.background = BackgroundTask(_stored_after)
         return response, prepared
+
+    async def _stored_after() -> None:
+        """Store what the last replies folded, once the reply is sent: a few snapshots on the
+        event loop (a thread hop costs more), a large fold's in a worker thread."""
+        if cache.queued <= INLINE_ROWS:
+            cache.flush()
+        else:
+            await run_in_threadpool(cache.flush)
 
     async def _whole(request: Request, prepared: Prepared, stream: ReplyStream,
                      headers: dict[str, str], deadline: Deadline) -> Response:
@@ -469,6 +492,7 @@ def build_app(config: StageConfig) -> Starlette:
         document, message = completion
         message["content"] = _answered(stream, message)
         document["gmtags"] = _metadata(prepared, stream)
+        _remember(cache, prepared, stream)
         return JSONResponse(document)
 
     async def _opened(request: Request, upstream_request: httpx.Request,
@@ -501,9 +525,9 @@ def build_app(config: StageConfig) -> Starlette:
         if isinstance(reply, Response):
             return reply
         kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
-        events = _relay(reply, prepared, stream, deadline, config) \
+        events = _relay(reply, prepared, stream, deadline, config, cache) \
             if kind in ("text/event-stream", "") else \
-            _restream(reply, prepared, stream, deadline, config)
+            _restream(reply, prepared, stream, deadline, config, cache)
         return StreamingResponse(events, media_type="text/event-stream",
                                  headers={"cache-control": "no-cache"})
 
@@ -585,6 +609,17 @@ async def _read_reply(client: httpx.AsyncClient, url: httpx.URL, content: bytes,
         return reply.status_code, await read_body(reply, deadline)
 
 
+def _remember(cache: SnapshotCache, prepared: Prepared, stream: ReplyStream) -> None:
+    """Save the state after a reply answered whole, where the chat's next request finds it
+    when it holds the reply as the client got it (SnapshotCache.save_reply)."""
+    if not stream.finished:
+        return
+    before = prepared.outcome.snapshot
+    cache.save_reply(reply_position(prepared.outcome.end, stream.shown),
+                     Snapshot(stream.after, before.replies + 1, tuple(stream.answers),
+                              before.doubts))
+
+
 def _answered(stream: ReplyStream, message: dict[str, Any]) -> str:
     """A whole completion's message content, with its tags answered."""
     return stream.feed(unicode_text(message.get("content") or "")) + stream.finish()
@@ -641,7 +676,8 @@ def _error_event(message: str, code: str) -> bytes:
 
 
 async def _relay(reply: httpx.Response, prepared: Prepared, stream: ReplyStream,
-                 deadline: Deadline, config: StageConfig) -> AsyncIterator[bytes]:
+                 deadline: Deadline, config: StageConfig,
+                 cache: SnapshotCache) -> AsyncIterator[bytes]:
     """Pass the model's SSE stream on, holding back unfinished tags and answering them."""
     last: dict[str, Any] | None = None
     finished = False
@@ -697,6 +733,8 @@ async def _relay(reply: httpx.Response, prepared: Prepared, stream: ReplyStream,
         yield _sse({**base, "choices": [{"index": 0, "delta": {"content": rest},
                                          "finish_reason": "stop"}],
                     "gmtags": _metadata(prepared, stream)})
+    if not failed:
+        _remember(cache, prepared, stream)
     yield b"data: [DONE]\n\n"
 
 
@@ -738,7 +776,8 @@ async def _mid_events(reply: httpx.Response, prepared: Prepared, mid: MidReply,
 
 
 async def _restream(reply: httpx.Response, prepared: Prepared, stream: ReplyStream,
-                    deadline: Deadline, config: StageConfig) -> AsyncIterator[bytes]:
+                    deadline: Deadline, config: StageConfig,
+                    cache: SnapshotCache) -> AsyncIterator[bytes]:
     """A model server that answers a stream request with a whole JSON completion: its answer
     sent as one chunk and the finish; anything else an error event."""
     raw = b""
@@ -762,6 +801,7 @@ async def _restream(reply: httpx.Response, prepared: Prepared, stream: ReplyStre
         return
     document, message = completion
     text = _answered(stream, message)
+    _remember(cache, prepared, stream)
     base = {"id": document.get("id", "gmtags"), "object": "chat.completion.chunk",
             "created": document.get("created", 0), "model": document.get("model")}
     finish = document["choices"][0].get("finish_reason") or "stop"

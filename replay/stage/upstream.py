@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import hmac
 import logging
 import re
@@ -48,8 +49,9 @@ class Upstream:
         return cls(url)
 
     def endpoint(self, route: str) -> httpx.URL:
-        """The base URL with ``/route`` added to its path; query and user-info kept."""
-        return self.url.copy_with(path=self.url.path.rstrip("/") + "/" + route)
+        """The base URL with ``/route`` added to its path; query and user-info kept (made
+        once per route: httpx takes ~0.1 ms to build a URL, per request)."""
+        return _endpoint(self.url, route)
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -66,6 +68,11 @@ class Upstream:
     def shown(self) -> str:
         """The URL as it may be printed: secrets replaced."""
         return redact(str(self.url), self.secrets)
+
+
+@functools.lru_cache(maxsize=64)
+def _endpoint(url: httpx.URL, route: str) -> httpx.URL:
+    return url.copy_with(path=url.path.rstrip("/") + "/" + route)
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
