@@ -356,9 +356,10 @@ class RedisStore:
 
 def _lasting(key: str) -> bool:
     """Whether a key's value, once written, is the only value it ever holds: a snapshot (named
-    by its chain position) or a state (named by its digest). Windows become AMBIGUOUS and
-    ``next`` marks are read only to decide a re-anchoring, so those are always Redis's."""
-    return key.startswith((f"{PREFIX}snap:", f"{PREFIX}state:"))
+    by its chain position, a reply's too) or a state (named by its digest). Windows become
+    AMBIGUOUS and ``next`` marks are read only to decide a re-anchoring, so those are always
+    Redis's."""
+    return key.startswith((f"{PREFIX}snap:", f"{PREFIX}state:", f"{PREFIX}reply:"))
 
 
 class LayeredStore:
