@@ -901,16 +901,7 @@ class SnapshotCache:
         here instead of answering its tags again. Kept apart from the fold's own snapshots
         (``reply:`` keys), so what decides re-anchoring (snapshots, windows, ``next`` marks) is
         what it was: this only saves the work."""
-        if not self.deferred:
-            self._stored((), {}, {position: snapshot})
-            return
-        with self._lock:
-            self._queue.append(((), {}, {position: snapshot}))
-            self._queued += 1
-            self._pending_replies[position] = snapshot
-            full = self._queued > MAX_PENDING
-        if full:
-            self.flush()
+        self.save((), {}, {position: snapshot})
 
     def reply(self, position: bytes) -> Snapshot | None:
         """The snapshot :meth:`save_reply` saved at ``position``, if any (and good)."""
@@ -921,16 +912,19 @@ class SnapshotCache:
         entry = _read_entry(self.store.get_many([_reply_key(position)])[0], position)
         return self.load(entry) if entry is not None else None
 
-    def save(self, rows: Sequence[Row], windows: Mapping[str, bytes]) -> None:
+    def save(self, rows: Sequence[Row], windows: Mapping[str, bytes],
+             replies: Mapping[bytes, Snapshot] | None = None) -> None:
         """Store (key before the turn, key after it, snapshot after it) rows and the windows
-        they complete; in a deferred cache, keep them here (lookups see them) until
-        :meth:`flush` stores them."""
+        they complete (and :meth:`save_reply`'s snapshots); in a deferred cache, keep them
+        here (lookups see them) until :meth:`flush` stores them."""
+        replies = replies or {}
         if not self.deferred:
-            self._stored(rows, windows)
+            self._stored(rows, windows, replies)
             return
         with self._lock:
-            self._queue.append((rows, windows, {}))
-            self._queued += len(rows)
+            self._queue.append((rows, windows, replies))
+            self._queued += len(rows) + len(replies)
+            self._pending_replies.update(replies)
             for before, position, snapshot in rows:
                 self._pending[position] = snapshot
                 self._pending_next.add(before)
@@ -970,7 +964,7 @@ class SnapshotCache:
                             del self._pending_replies[position]
 
     def _stored(self, rows: Sequence[Row], windows: Mapping[str, bytes],
-                replies: Mapping[bytes, Snapshot] | None = None) -> None:
+                replies: Mapping[bytes, Snapshot]) -> None:
         items: dict[str, bytes] = {}
         digests: dict[int, str] = {}
 
@@ -985,7 +979,7 @@ class SnapshotCache:
         for before, position, snapshot in rows:
             items[_snap_key(position)] = _entry(position, snapshot, state_of(snapshot))
             items[_next_key(before)] = b"1"
-        for position, snapshot in (replies or {}).items():
+        for position, snapshot in replies.items():
             items[_reply_key(position)] = _entry(position, snapshot, state_of(snapshot))
         self.store.put_many(items)
         if windows:

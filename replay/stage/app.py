@@ -358,7 +358,7 @@ def build_app(config: StageConfig) -> Starlette:
     """The stage as an ASGI app (uvicorn runs it; tests may too)."""
     cache = SnapshotCache(config.store, deferred=True, replies=True)
     local = isinstance(config.store, MemoryStore)  # only this process reads it
-    storing_now: set[asyncio.Future[Any]] = set()  # flushes running (a task needs a reference)
+    running: set[asyncio.Future[Any]] = set()  # flushes and trims (a task needs a reference)
     reader = BodyReader()
     trimming = Every()  # memory given back to the system (replay.stage.memory)
     upstream = Upstream.parse(config.upstream)
@@ -438,15 +438,9 @@ def build_app(config: StageConfig) -> Starlette:
         # client has the reply: its next request, on any process, finds them. This process's
         # own store is filled once the reply is sent (_stored_after): until then its lookups
         # see them anyway, and a flush in a thread beside the reply took the GIL from it.
-        storing = asyncio.ensure_future(run_in_threadpool(cache.flush)) \
-            if cache.pending and not local else None
-        if storing is not None:
-            storing_now.add(storing)
-            storing.add_done_callback(storing_now.discard)
+        storing = _in_thread(cache.flush) if cache.pending and not local else None
         if trimming.due():
-            trimmed = asyncio.ensure_future(run_in_threadpool(give_back))
-            storing_now.add(trimmed)
-            trimmed.add_done_callback(storing_now.discard)
+            _in_thread(give_back)
         deadline = Deadline(config.clock, config.deadline)
         if folder.mid_reply.stops:
             mid = MidReply(client, upstream.endpoint("chat/completions"), headers, prepared.body,
@@ -461,6 +455,13 @@ def build_app(config: StageConfig) -> Starlette:
         elif cache.pending:
             response.background = BackgroundTask(_stored_after)
         return response, prepared
+
+    def _in_thread(work: Callable[[], Any]) -> asyncio.Future[Any]:
+        """``work`` started in a worker thread, held until it is done."""
+        future = asyncio.ensure_future(run_in_threadpool(work))
+        running.add(future)
+        future.add_done_callback(running.discard)
+        return future
 
     async def _stored_after() -> None:
         """Store what the last replies folded, once the reply is sent: a few snapshots on the
