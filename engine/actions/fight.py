@@ -76,7 +76,7 @@ from .fight_arms import (
     spent_with,
 )
 from .fight_felled import fell, struck_events
-from .fight_hp0 import downed
+from .fight_hp0 import downed, lost_if_none_stand
 from .fight_pool import Aim, FoeAim, pool_fight, pool_foe, pool_foe_attack, pool_hero, pool_strike
 from .fight_react import react_to_hit, sustain_after_damage  # issue 25: reactions, sustain
 from .fight_use_teach import teach_use_in_fight
@@ -1061,13 +1061,8 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
     events: list[str] = [f"damage:{name}:{record['damage']}"] if record["damage"] else []
     if not after.hp:
         next_state, said = downed(game, next_state, hero, events, record)  # CMB-HP0-1..4
-        text += said
-        if not any(c.side == "party" and standing(game, next_state, c)
-                   for c in encounter.combatants):
-            # DESIGN.md "Rounds and order": the last hero falls, the fight ends in defeat
-            events.append("end:defeat")
-            text += " The fight is lost."
-            next_state = fight_over(next_state)
+        next_state, lost = lost_if_none_stand(game, next_state, encounter, events)
+        text += said + lost
     return _answered(request, next_state, record, text, events, notes, ctx)
 
 
@@ -1083,16 +1078,8 @@ def _outcome_strike(game: Game, state: State, request: Strike, encounter: Encoun
     done = outcome.strike(game, state, request, encounter, ctx, me, target, armed)
     if isinstance(done, Refusal):
         return _refuse(state, request.tag, done)
-    next_state, text = done.state, done.text
-    if done.ends == "victory":
-        text += " The fight is won."
-        next_state, words = _won(game, next_state, next_state.encounter or encounter, ctx,
-                                 done.record)
-        text += words
-    elif done.ends == "defeat":
-        text += " The fight is lost."
-    if done.ends is not None:
-        next_state = fight_over(next_state)
+    next_state, words = _ended(game, done.state, done.ends, encounter, ctx, done.record)
+    text = done.text + words
     return _answered(request, next_state, done.record, text, list(done.events),
                      list(done.notes), ctx)
 
@@ -1116,6 +1103,19 @@ def _answered(request: Strike, state: State, record: dict[str, Any], text: str,
     if events:
         record["events"] = events
     return state, accepted(request.tag, text, record, tuple(notes))
+
+
+def _ended(game: Game, state: State, ends: str | None, encounter: Encounter, ctx: TurnContext,
+           record: dict[str, Any]) -> tuple[State, str]:
+    """An outcome that ended the fight (``ends``: "victory", "defeat" or None): the words,
+    the spoils of a victory, and the fight over."""
+    if ends is None:
+        return state, ""
+    text = " The fight is lost."
+    if ends == "victory":
+        state, words = _won(game, state, state.encounter or encounter, ctx, record)
+        text = " The fight is won." + words
+    return fight_over(state), text
 
 
 def _won(game: Game, state: State, encounter: Encounter, ctx: TurnContext,

@@ -26,7 +26,7 @@ from ..rules.abilities import guard_of
 from ..rules.armour import defences_of, typed_damage
 from ..rules.context import TurnContext
 from ..rules.fight import hero_defence, hero_health, hurt, standing, strike
-from ..rules.fight_conditions import attack_edge, fight_over, names_of
+from ..rules.fight_conditions import attack_edge, names_of
 from ..rules.foe_abilities import damage_taken, foe_use, regenerates
 from ..rules.formula import foe_reader
 from ..rules.game import Game
@@ -45,7 +45,7 @@ from .fight import (
     _round,
     _target,
 )
-from .fight_hp0 import downed
+from .fight_hp0 import downed, lost_if_none_stand
 from .fight_judge import kind_attack
 from .fight_react import HIT, react_to_hit, sustain_after_damage
 
@@ -309,11 +309,9 @@ def foe_cast(game: Game, state: State, encounter: Encounter, me: int, tag: Tag, 
     state = state.model_copy(update={"encounter": encounter})
     if left is not None:
         record["left"] = left
-    if any(e.startswith("down:") for e in events) and not any(
-            c.side == "party" and standing(game, state, c) for c in encounter.combatants):
-        events.append("end:defeat")  # DESIGN.md "Rounds and order": the last hero falls
-        text += " The fight is lost."
-        state = fight_over(state)
+    if any(e.startswith("down:") for e in events):
+        state, lost = lost_if_none_stand(game, state, encounter, events)
+        text += lost
     record["slot"] = ctx.ordinal + 1
     if events:
         record["events"] = events

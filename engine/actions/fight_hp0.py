@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..rules.fight_conditions import label_of
+from ..rules.fight import standing
+from ..rules.fight_conditions import fight_over, label_of
 from ..rules.game import Game
-from ..rules.state import State
+from ..rules.state import Encounter, State
 from ..rules.zero_hp import at_zero
 
 
@@ -23,6 +24,17 @@ def downed(game: Game, state: State, hero: int, events: list[str],
     events.append(f"down:{name}")
     state, text = zero_meaning(game, state, hero, events, record)
     return state, f" {name} is down.{text}"
+
+
+def lost_if_none_stand(game: Game, state: State, encounter: Encounter,
+                       events: list[str]) -> tuple[State, str]:
+    """DESIGN.md "Rounds and order": when no hero of ``encounter`` stands any longer, the
+    fight ends in defeat (``end:defeat`` in ``events``, the fight over). Returns the state and
+    the words to add."""
+    if any(c.side == "party" and standing(game, state, c) for c in encounter.combatants):
+        return state, ""
+    events.append("end:defeat")
+    return fight_over(state), " The fight is lost."
 
 
 def zero_meaning(game: Game, state: State, hero: int, events: list[str],

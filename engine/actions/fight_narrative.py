@@ -80,7 +80,7 @@ from . import fight_narrative_spoils as spoils
 from .answers import Answer, accepted, refused
 from .attrs import TEXT
 from .declare import Request, action, attr, request
-from .fight_hp0 import zero_meaning
+from .fight_hp0 import lost_if_none_stand, zero_meaning
 
 PARTY, FOES = "party", "foes"
 DEFAULT_DAMAGE = "10"  # DESIGN.md: the blow before the grade's multiplier
@@ -591,11 +591,8 @@ def _collapse(game: Game, state: State, name: str, record: dict[str, Any],
         return state, text
     encounter = _moved(encounter, PARTY, ALLY_DOWN)
     state = state.model_copy(update={"encounter": encounter})
-    if not any(standing(game, state, c) for c in encounter.combatants if c.side == PARTY):
-        events.append("end:defeat")
-        text += " The fight is lost."
-        state = fight_over(state)
-    return state, text
+    state, lost = lost_if_none_stand(game, state, encounter, events)
+    return state, text + lost
 
 
 def _damage_formula(game: Game) -> Formula:

@@ -19,14 +19,13 @@ from ..rules import reasons
 from ..rules.abilities import chosen_ability, paid
 from ..rules.context import TurnContext
 from ..rules.fight import standing
-from ..rules.fight_conditions import fight_over
 from ..rules.game import Game
 from ..rules.outcome import DEFAULT_EFFECT
 from ..rules.state import Encounter, State
 from . import fight_outcome as outcome
 from .answers import Answer, accepted, refused
 from .declare import Refusal
-from .fight import _cannot_act, _round, _target, _won
+from .fight import _cannot_act, _ended, _round, _target
 
 OUTCOME_USE_RECORD = {
     **outcome.OUTCOME_RECORD,
@@ -119,16 +118,8 @@ def outcome_cast(game: Game, state: State, tag: Tag, who: str, use: str, target:
         record["paid"] = ", ".join(taken)
     text = f"{caster.name} uses {label}" + (f" ({', '.join(taken)})" if taken else "") + \
         ": " + done.text
-    next_state = done.state
-    if done.ends == "victory":
-        text += " The fight is won."
-        next_state, words = _won(game, next_state, next_state.encounter or encounter, ctx,
-                                 record)
-        text += words
-    elif done.ends == "defeat":
-        text += " The fight is lost."
-    if done.ends is not None:
-        next_state = fight_over(next_state)
+    next_state, words = _ended(game, done.state, done.ends, encounter, ctx, record)
+    text += words
     record["slot"] = ctx.ordinal + 1
     if done.events:
         record["events"] = list(done.events)

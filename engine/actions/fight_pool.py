@@ -16,8 +16,8 @@ from ..rules.armour import defences_of, foe_defences, typed_damage
 from ..rules.checks.modifiers import sources
 from ..rules.checks.read import CheckRead, Rolled
 from ..rules.context import TurnContext
-from ..rules.fight import Health, hurt, in_order, standing
-from ..rules.fight_conditions import Edge, fight_over
+from ..rules.fight import Health, hurt, in_order
+from ..rules.fight_conditions import Edge
 from ..rules.fight_pool import (
     PoolDamage,
     below_hardness,
@@ -46,7 +46,7 @@ from .answers import Answer, accepted
 from .checks.pipeline import effective_resolution, resolve_request
 from .fight_arms import OFF_HAND, Armed, Arming, fire, floor_of, on_hit, spent_with
 from .fight_felled import Won, fell, struck_events
-from .fight_hp0 import downed
+from .fight_hp0 import downed, lost_if_none_stand
 from .fight_react import react_to_hit, sustain_after_damage
 
 UNARMED = "unarmed"
@@ -505,10 +505,6 @@ def pool_foe_attack(game: Game, state: State, encounter: Encounter, tag: Any, ct
         next_state = _reordered(next_state)
     if not after.hp:  # CMB-HP0-1..4, CMB-CARD-1: down, and what 0 means for the hero
         next_state, said = downed(game, next_state, aim.hero, events, record)
-        text += said
-        if not any(c.side == "party" and standing(game, next_state, c)
-                   for c in encounter.combatants):
-            events.append("end:defeat")
-            text += " The fight is lost."
-            next_state = fight_over(next_state)
+        next_state, lost = lost_if_none_stand(game, next_state, encounter, events)
+        text += said + lost
     return _answered(tag, next_state, record, text, events, aim.notes, ctx)
