@@ -8,11 +8,12 @@ fight."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..dice import Stream
-from ..rules.armour import defences_of, foe_defences, typed_damage
+from ..rules.armour import Guard, defences_of, foe_defences, typed_damage
 from ..rules.checks.modifiers import sources
 from ..rules.checks.read import CheckRead, Rolled
 from ..rules.context import TurnContext
@@ -184,6 +185,26 @@ def _double(game: Game) -> int | None:
     return rule.from_ if rule is not None else None
 
 
+def _shaped(record: dict[str, Any], dealt: int, reduction: int, floor: int | None,
+            kind: str | None, guards: Sequence[Guard], affected: Sequence[str]) -> str:
+    """What shaped a pool strike's damage, in its record: the reduction, the floor it was
+    raised to, its type, and the typed defences that changed it (after ``affected``, what
+    changed the roll). Returns the words after its figure: the type, and the defences with
+    what got through."""
+    if reduction:
+        record["reduction"] = reduction
+    if floor is not None:
+        record["floor"] = floor
+    if kind is not None:
+        record["damageType"] = kind
+    if guards:
+        record["affectedBy"] = [*affected, *(g.text for g in guards)]
+    words = f" {kind}" if kind else ""
+    if guards:
+        words += f" ({'; '.join(g.text for g in guards)}: {dealt})"
+    return words
+
+
 def _dealt_text(damage: PoolDamage, threshold: int, sides: int) -> str:
     text = f", {damage.successes} success{'es' if damage.successes != 1 else ''}"
     if damage.extra_faces:
@@ -268,15 +289,8 @@ def pool_strike(game: Game, state: State, encounter: Encounter, tag: Any, ctx: T
                                      foe_defences(game, foe), tags)
         hp = max((foe.hp or 0) - dealt, 0)
         record.update({"damage": dealt, "hp": hp})
-        if foe.reduction:
-            record["reduction"] = foe.reduction
-        if kind is not None:
-            record["damageType"] = kind
-        if guards:
-            record["affectedBy"] = [*affected, *(g.text for g in guards)]
-        text += thrown_line(record["number"], foe.reduction) + (f" {kind}" if kind else "")
-        if guards:
-            text += f" ({'; '.join(g.text for g in guards)}: {dealt})"
+        text += thrown_line(record["number"], foe.reduction) + _shaped(
+            record, dealt, foe.reduction, None, kind, guards, affected)
         foe = foe.model_copy(update={"hp": hp})
     elif result != "miss" and style == "taking":  # a taking strike takes initiative instead
         took = True
@@ -299,17 +313,9 @@ def pool_strike(game: Game, state: State, encounter: Encounter, tag: Any, ctx: T
         dealt, guards = typed_damage(damage.total, kind, foe_defences(game, foe), tags)
         hp = max((foe.hp or 0) - dealt, 0)
         record.update({"damage": dealt, "hp": hp, "damageRolls": [list(faces)]})
-        if damage.reduction:
-            record["reduction"] = damage.reduction
-        if damage.raised:
-            record["floor"] = damage.floor
-        if kind is not None:
-            record["damageType"] = kind
-        if guards:
-            record["affectedBy"] = [*affected, *(g.text for g in guards)]
-        text += _dealt_text(damage, threshold, res.die.sides) + (f" {kind}" if kind else "")
-        if guards:
-            text += f" ({'; '.join(g.text for g in guards)}: {dealt})"
+        text += _dealt_text(damage, threshold, res.die.sides) + _shaped(
+            record, dealt, damage.reduction, damage.floor if damage.raised else None, kind,
+            guards, affected)
         foe = foe.model_copy(update={"hp": hp})
     text += f" · {foe.name} {foe.hp}/{foe.hp_max}"
     text += (f"; {hero.name}'s number falls back to {striker.initiative}." if "number" in record
@@ -446,15 +452,8 @@ def pool_foe_attack(game: Game, state: State, encounter: Encounter, tag: Any, ct
                                      defences_of(game, state, aim.hero))
         state, after = hurt(game, state, aim.hero, dealt)
         record.update({"damage": dealt, "hp": after.hp})
-        if reduction:
-            record["reduction"] = reduction
-        if kind is not None:
-            record["damageType"] = kind
-        if guards:
-            record["affectedBy"] = [*aim.edge.affected_by, *(g.text for g in guards)]
-        text += thrown_line(record["number"], reduction) + (f" {kind}" if kind else "")
-        if guards:
-            text += f" ({'; '.join(g.text for g in guards)}: {dealt})"
+        text += thrown_line(record["number"], reduction) + _shaped(
+            record, dealt, reduction, None, kind, guards, aim.edge.affected_by)
     elif result != "miss" and style == "taking":
         took = True
         mine, theirs = taken(foe.initiative, hero_at.initiative, successes)
@@ -471,15 +470,8 @@ def pool_foe_attack(game: Game, state: State, encounter: Encounter, tag: Any, ct
         dealt, guards = typed_damage(damage.total, kind, defences_of(game, state, aim.hero))
         state, after = hurt(game, state, aim.hero, dealt)
         record.update({"damage": dealt, "hp": after.hp, "damageRolls": [list(faces)]})
-        if damage.reduction:
-            record["reduction"] = damage.reduction
-        if kind is not None:
-            record["damageType"] = kind
-        if guards:
-            record["affectedBy"] = [*aim.edge.affected_by, *(g.text for g in guards)]
-        text += _dealt_text(damage, threshold, res.die.sides) + (f" {kind}" if kind else "")
-        if guards:
-            text += f" ({'; '.join(g.text for g in guards)}: {dealt})"
+        text += _dealt_text(damage, threshold, res.die.sides) + _shaped(
+            record, dealt, damage.reduction, None, kind, guards, aim.edge.affected_by)
     if aim.health.temporary:
         record["temporary"] = after.temporary
     text += f" · {name} {after.hp}/{after.hp_max}"
