@@ -1046,13 +1046,32 @@ class FoldOutcome:
                 "replies": self.snapshot.replies}
 
 
+class OverBudget(Exception):
+    """The work asked for is more than the caller's :class:`Budget`: nothing was done, and it
+    is to be done again where it may take long (the stage: in a worker thread)."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The most work a caller lets one call do where it runs (the stage: on its event loop)."""
+
+    turns: int  # turns folded
+    chars: int  # characters of their text
+
+    def allows(self, turns: Sequence[Turn]) -> bool:
+        return len(turns) <= self.turns and sum(len(t.text) for t in turns) <= self.chars
+
+
 def fold_turns(game: Game, start: State, turns: Sequence[Turn],
-               cache: SnapshotCache, pause: Callable[[], None] | None = None) -> FoldOutcome:
+               cache: SnapshotCache, pause: Callable[[], None] | None = None,
+               budget: Budget | None = None) -> FoldOutcome:
     """Fold the player and GM ``turns`` of one conversation (see :func:`read_turns`) through
     the fold of every transcript (:func:`replay.fold.fold_message`), around the cache.
 
     ``pause`` is called after each GM reply folded: the stage passes ``time.sleep(0)`` for a
     large fold in a worker thread, which lets the event loop take the GIL between replies.
+    With a ``budget``, a fold of more turns (or text) than it allows raises
+    :class:`OverBudget` before any turn is folded (the stage then folds in a worker thread).
 
     Resumes from the longest prefix already cached. A chat whose cached prefix is shorter than
     a window may have lost its front: it continues an earlier chat only on the evidence
@@ -1097,6 +1116,8 @@ def fold_turns(game: Game, start: State, turns: Sequence[Turn],
             last, doubts = answered.last_answers, answered.doubts
             outcome.reused = begin
     todo = turns[begin:]
+    if budget is not None and not budget.allows(todo):
+        raise OverBudget
     keys = positions.keys(begin + 1, begin + len(todo)) if todo else []
     for turn, key in zip(todo, keys, strict=True):
         position, answers, differs = fold_message(game, position, turn.at, turn.message(),

@@ -35,8 +35,10 @@ from engine import Answer, Game, PartyError, RulesetError, State
 from engine.text.prompt import StackLines, state_context, with_last_answers
 
 from ..cache import (
+    Budget,
     FoldOutcome,
     MemoryStore,
+    OverBudget,
     Snapshot,
     SnapshotCache,
     Store,
@@ -75,11 +77,14 @@ DROPPED_HEADERS = frozenset({
     "host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade",
     "accept-encoding", "te", "trailer", "proxy-authorization", "proxy-connection",
 })
-# A request body up to this size is read and folded on the event loop (a few hundred tags at
-# most, folded in milliseconds); a larger one in a worker thread, so that it cannot hold the
-# loop while small requests of other chats wait (a thread hop costs more than the whole work
-# of a small request).
+# A request's work is done on the event loop when it is small: at most INLINE_BODY bytes of
+# the body to parse (what it does not share with a recent body of the chat) and a fold of at
+# most INLINE_FOLD (a few hundred tags at most, in milliseconds). Larger work goes to a worker
+# thread, so that it cannot hold the loop while small requests of other chats wait; a thread
+# hop costs more than the whole work of a small request (0.1-0.3 ms each, and a warm request
+# of a 10,000-turn chat is small work in a large body).
 INLINE_BODY = 64 * 1024
+INLINE_FOLD = Budget(turns=16, chars=INLINE_BODY)
 INLINE_ROWS = 16  # snapshots stored on the event loop after a reply; more go to a worker thread
 
 
@@ -250,11 +255,16 @@ class Prepared:
         return json.dumps(self.body).encode()
 
 
-def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Body) -> Prepared:
-    """Fold the request's transcript and add the GM section to its messages (worker thread).
+def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Body,
+            budget: Budget | None = None) -> Prepared:
+    """Fold the request's transcript and add the GM section to its messages.
 
     A :class:`Body` (the client's bytes, read by a :class:`BodyReader`) lets the turns of the
-    messages it shares with a recent request be reused without comparing them again."""
+    messages it shares with a recent request be reused without comparing them again. With a
+    ``budget`` (on the event loop), a fold larger than it raises :class:`OverBudget` before
+    anything is folded; without one (in a worker thread), the fold gives the GIL back between
+    its replies, so that small requests on the event loop are not kept waiting behind it
+    (issue 22, finding 8)."""
     read = body if isinstance(body, Body) else None
     messages = read.messages if read is not None else cast(dict[str, Any], body)["messages"]
     like = (read.base.messages, read.shared) if read is not None and read.base else None
@@ -264,10 +274,8 @@ def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Bod
         # SillyTavern's Continue: the last GM message is the start of the reply being written.
         before = turns[-1].text
         turns = cache.drop_last(turns)
-    # A large body folds in a worker thread: between its replies it gives the GIL back, so
-    # small requests on the event loop are not kept waiting behind it (issue 22, finding 8).
-    pause = None if _small(body) else _yield_gil
-    outcome = fold_turns(folder.game, folder.start, turns, cache, pause)
+    pause = None if budget is not None else _yield_gil
+    outcome = fold_turns(folder.game, folder.start, turns, cache, pause, budget)
     section = folder.section(outcome.snapshot.state, outcome.snapshot.last_answers)
     leading = 0
     while leading < len(messages) and isinstance(messages[leading], dict) and messages[
@@ -319,9 +327,11 @@ def _authorised(request: Request, config: StageConfig) -> bool:
     return matched
 
 
-async def _read_json(request: Request, limit: int, reader: BodyReader | None = None) -> Any:
-    """The request's JSON (a :class:`Body` for a chat request read by ``reader``); a body over
-    :data:`INLINE_BODY` bytes is parsed in a worker thread, so that it does not hold the loop."""
+async def _read_json(request: Request, limit: int,
+                     reader: BodyReader | None = None) -> tuple[Any, bool]:
+    """The request's JSON (a :class:`Body` for a chat request read by ``reader``), and whether
+    it was read on the event loop: a body with more than :data:`INLINE_BODY` bytes to parse
+    is parsed in a worker thread, so that it does not hold the loop."""
     size = 0
     chunks: list[bytes] = []
     async for chunk in request.stream():
@@ -330,23 +340,22 @@ async def _read_json(request: Request, limit: int, reader: BodyReader | None = N
             raise InputError(f"request body larger than {limit} bytes")
         chunks.append(chunk)
     raw = b"".join(chunks)
-    if len(raw) <= INLINE_BODY:
-        return _parse(raw, reader)
-    return await run_in_threadpool(_parse, raw, reader)
+    try:
+        return _parse(raw, reader, INLINE_BODY), True
+    except OverBudget:
+        return await run_in_threadpool(_parse, raw, reader, None), False
 
 
 def _yield_gil() -> None:
     time.sleep(0)
 
 
-def _small(read: dict[str, Any] | Body) -> bool:
-    """Whether a request was small enough to be read on the event loop."""
-    return isinstance(read, Body) and len(read.raw) <= INLINE_BODY
-
-
-def _parse(raw: bytes, reader: BodyReader | None) -> Any:
+def _parse(raw: bytes, reader: BodyReader | None, most: int | None) -> Any:
+    """``raw``'s JSON; more than ``most`` bytes to parse raises :class:`OverBudget`."""
+    if reader is None and most is not None and len(raw) > most:
+        raise OverBudget
     try:
-        return json.loads(raw) if reader is None else reader.read(raw)
+        return json.loads(raw) if reader is None else reader.read(raw, most)
     except RecursionError:
         raise InputError("request body is nested too deeply") from None
     except ValueError as failure:  # not JSON, or not UTF-8
@@ -412,7 +421,7 @@ def build_app(config: StageConfig) -> Starlette:
 
     async def _chat(request: Request, folder: GameFolder) -> tuple[Response, Prepared | None]:
         try:
-            read = await _read_json(request, config.max_body, reader)
+            read, inline = await _read_json(request, config.max_body, reader)
         except InputError as failure:
             status = 413 if "larger" in str(failure) else 400
             return error(status, str(failure)), None
@@ -420,8 +429,14 @@ def build_app(config: StageConfig) -> Starlette:
                 not isinstance(read, dict) or not isinstance(read.get("messages"), list)):
             return error(400, "the body must be a JSON object with a messages array"), None
         try:
-            prepared = prepare(folder, cache, read) if _small(read) else \
-                await run_in_threadpool(prepare, folder, cache, read)
+            # A body parsed in a worker thread is large work already (its turns, their keys):
+            # its fold goes there too, without trying the loop first.
+            try:
+                if not inline:
+                    raise OverBudget
+                prepared = prepare(folder, cache, read, INLINE_FOLD)
+            except OverBudget:
+                prepared = await run_in_threadpool(prepare, folder, cache, read)
         except TranscriptError as failure:
             return error(400, str(failure)), None
         stream = ReplyStream(folder.game, prepared.outcome.snapshot.state,
@@ -870,7 +885,7 @@ def replay_endpoint(config: StageConfig) -> Any:
         if not _authorised(request, config):
             return error(401, "missing or wrong gmtags key", "authentication_error")
         try:
-            body = await _read_json(request, config.max_body)
+            body, _ = await _read_json(request, config.max_body)
         except InputError as failure:
             return error(413 if "larger" in str(failure) else 400, str(failure))
         if not isinstance(body, dict) or not isinstance(body.get("ruleset"), dict) or \

@@ -40,7 +40,14 @@ from starlette.routing import Route
 from engine.rules import state as state_module
 from engine.rules.memo import IdentityMemo
 from replay import replay
-from replay.cache import ENTRY_OVERHEAD, MemoryStore, SnapshotCache, fold_turns
+from replay.cache import (
+    ENTRY_OVERHEAD,
+    Budget,
+    MemoryStore,
+    OverBudget,
+    SnapshotCache,
+    fold_turns,
+)
 from replay.files import load_party, load_ruleset
 from replay.formats.openai import read_turns
 from replay.record import answered_form, answered_tags, read_source
@@ -358,10 +365,13 @@ def test_the_deadline_bounds_a_whole_reply_that_trickles(games_dir: Path, stream
 
 # --- findings 8 and 9: folds off the event loop, access log, JSON 404/405 --------------------------
 
-def test_large_bodies_are_parsed_and_folded_off_the_event_loop(
+def test_large_work_is_done_off_the_event_loop_and_small_work_on_it(
         stage: Stage, model: FakeModel, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Finding 8: a large fold must not hold the loop. A body over INLINE_BODY bytes is read
-    and folded in a worker thread; a small one on the loop (a hop costs more than its work)."""
+    """Finding 8: a large fold must not hold the loop. What decides is the work, not the
+    body's size: a body with more than INLINE_BODY bytes to parse (what it does not share
+    with a recent body) is parsed in a worker thread, and a fold larger than INLINE_FOLD is
+    folded there, giving the GIL back after each reply; the next request of the same long
+    chat is small work (two new turns) and stays on the loop (a thread hop costs more)."""
     threads: dict[str, list[int]] = {"parse": [], "prepare": []}
     parse, prepare = stage_app._parse, stage_app.prepare
 
@@ -381,12 +391,52 @@ def test_large_bodies_are_parsed_and_folded_off_the_event_loop(
         user(f"turn {index} " + "x" * 100),
         gm('Found. [inventory: action="add" item="Torch" who="Ada"]'))]
     assert len(json.dumps(big)) > stage_app.INLINE_BODY
-    assert stage.chat([*big, user("go")]).status_code == 200
-    assert stage.chat([user("hi")]).status_code == 200
-    loop_thread = stage.server.thread.ident
-    assert threads["parse"][0] != loop_thread and threads["prepare"][0] != loop_thread
-    assert threads["parse"][1] == loop_thread == threads["prepare"][1]
-    assert len(yields) == 400  # the large fold gave the GIL back after each of its replies
+    loop = stage.server.thread.ident
+
+    def where(messages: list[dict[str, Any]]) -> tuple[list[bool], list[bool], int]:
+        """(parse calls on the loop, prepare calls on the loop, GIL yields) of one request."""
+        for calls in threads.values():
+            calls.clear()
+        yields.clear()
+        assert stage.chat(messages).status_code == 200
+        return ([t == loop for t in threads["parse"]], [t == loop for t in threads["prepare"]],
+                len(yields))
+
+    # A long chat sent whole: parsed on the loop up to the budget only, then in a thread.
+    assert where([*big, user("go")]) == ([True, False], [False], 400)
+    assert where([user("hi")]) == ([True], [True], 0)
+    # The same chat's next request: a large body, but two turns of new work.
+    assert where([*big, user("go"), gm("The rain falls."), user("on")]) == ([True], [True], 0)
+    # Its snapshots gone (a restarted store): little to parse, but 805 turns to fold.
+    stage.store.clear()  # type: ignore[attr-defined]
+    assert where([*big, user("go"), gm("The rain falls."), user("on"), gm("Mud."),
+                  user("and on")]) == ([True], [True, False], 402)
+
+
+def test_a_budget_refuses_large_work_before_doing_any(games_dir: Path) -> None:
+    """OverBudget is raised before anything is parsed or folded, and the same call without a
+    budget does the work: what the stage relies on to redo it in a worker thread."""
+    folder = load_games(games_dir).ready["harrow"]
+    reader = stage_app.BodyReader()
+    turns = [*(m for index in range(40) for m in (user(f"turn {index}"), gm("Rain."))),
+             user("go")]
+    raw = json.dumps({"messages": turns}).encode()
+    with pytest.raises(OverBudget):
+        reader.read(raw, most=100)
+    with pytest.raises(OverBudget):
+        reader.read(b"[" + b" " * 200 + b"]", most=100)  # not a chat body: json.loads' work
+    body = reader.read(raw, most=len(raw))
+    more = json.dumps({"messages": [*turns, gm("Mud."), user("more")]}).encode()
+    assert reader.read(more, most=100).shared == len(turns)  # 78 new bytes to parse
+    cache = SnapshotCache(MemoryStore(), deferred=True)
+    with pytest.raises(OverBudget):
+        stage_app.prepare(folder, cache, body, Budget(turns=16, chars=10_000))
+    assert not cache.pending
+    with pytest.raises(OverBudget):
+        stage_app.prepare(folder, cache, body, Budget(turns=100, chars=100))
+    assert stage_app.prepare(folder, cache, body).outcome.folded == 81
+    assert stage_app.prepare(folder, cache, reader.read(more), Budget(turns=16, chars=100)
+                             ).outcome.folded == 2
 
 
 def test_each_request_has_one_access_line_without_secrets(
