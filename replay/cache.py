@@ -608,7 +608,7 @@ class PositionKeys:
             else SharedPrefixSequence([root])
         key = keys[-1]
         new: list[bytes] = []
-        for turn in itertools.islice(self.turns, shared, None):
+        for turn in self.turns[shared:]:  # a slice of the new turns (islice walked them all)
             key = _link(key, turn)
             new.append(key)
         self._keys = keys.extended(len(keys), new)
