@@ -52,7 +52,7 @@ from ..formats.fields import unicode_text
 from ..transcript import TranscriptError
 from .answering import AnswerMode, ReplyStream
 from .body import Body, BodyReader
-from .client import ModelClient, ModelReply, UpstreamFailure
+from .client import Content, ModelClient, ModelReply, UpstreamFailure
 from .memory import Every, give_back
 from .midreply import LegFailed, MidReply, MidReplyOptions, late_places, read_options
 from .reading import Deadline, DeadlinePassed, completion_of, read_body, within
@@ -250,9 +250,14 @@ class Prepared:
         """:attr:`body` as JSON bytes: the client's own bytes with the section spliced in
         when they were read by a :class:`BodyReader` (nothing the client wrote is serialised
         again)."""
+        return b"".join(self.pieces())
+
+    def pieces(self) -> tuple[bytes | memoryview, ...]:
+        """:meth:`content` as pieces sent one after the other: the client's bytes are not
+        copied into a new body (a copy of megabytes, and its fresh pages, per request)."""
         if isinstance(self.request, Body):
-            return self.request.spliced(self.at, json.dumps(self.section).encode())
-        return json.dumps(self.body).encode()
+            return self.request.pieces(self.at, json.dumps(self.section).encode())
+        return (json.dumps(self.body).encode(),)
 
 
 def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Body,
@@ -486,7 +491,7 @@ def build_app(config: StageConfig) -> Starlette:
                      headers: dict[str, str], deadline: Deadline) -> Response:
         try:
             status, raw = await _unless_gone(request, within(deadline, _read_reply(
-                client, upstream.endpoint("chat/completions"), prepared.content(), headers,
+                client, upstream.endpoint("chat/completions"), prepared.pieces(), headers,
                 deadline)))
         except ClientGone:
             return Response(status_code=499)
@@ -507,7 +512,7 @@ def build_app(config: StageConfig) -> Starlette:
         _remember(cache, prepared, stream)
         return JSONResponse(document)
 
-    async def _opened(request: Request, url: URL, content: bytes, headers: dict[str, str],
+    async def _opened(request: Request, url: URL, content: Content, headers: dict[str, str],
                       deadline: Deadline) -> ModelReply | Response:
         """The model's streamed reply once it sent its headers with a 200, or the response
         that says why not (the client gone: 499; the deadline; the model unreachable or
@@ -537,7 +542,7 @@ def build_app(config: StageConfig) -> Starlette:
     async def _streamed(request: Request, prepared: Prepared, stream: ReplyStream,
                         headers: dict[str, str], deadline: Deadline) -> Response:
         reply = await _opened(request, upstream.endpoint("chat/completions"),
-                              prepared.content(), headers, deadline)
+                              prepared.pieces(), headers, deadline)
         if isinstance(reply, Response):
             return reply
         kind = reply.media_type
@@ -550,7 +555,7 @@ def build_app(config: StageConfig) -> Starlette:
     async def _mid_reply(request: Request, prepared: Prepared, mid: MidReply) -> Response:
         """A reply answered mid-way (issue 27): its first request's failure is the response's,
         as for any reply; after that the reply is one stream, or one completion."""
-        reply = await _opened(request, mid.url, mid.first_content(prepared.content()),
+        reply = await _opened(request, mid.url, mid.first_content(prepared.pieces()),
                               mid.headers, mid.deadline)
         if isinstance(reply, Response):
             return reply
@@ -617,7 +622,7 @@ def build_app(config: StageConfig) -> Starlette:
     return app
 
 
-async def _read_reply(client: ModelClient, url: URL, content: bytes,
+async def _read_reply(client: ModelClient, url: URL, content: Content,
                       headers: dict[str, str], deadline: Deadline) -> tuple[int, bytes]:
     """(status, body) of a non-stream request (:func:`read_body`)."""
     reply = await client.send("POST", url, headers, content)

@@ -79,13 +79,18 @@ class Body:
 
     def spliced(self, at: int, message: bytes) -> bytes:
         """The raw body with ``message`` (a JSON object's bytes) inserted as message ``at``."""
-        raw = memoryview(self.raw)  # one copy of the body, not three
+        return b"".join(self.pieces(at, message))  # one copy of the body, not three
+
+    def pieces(self, at: int, message: bytes) -> tuple[bytes | memoryview, ...]:
+        """:meth:`spliced`'s bytes as the pieces they are joined from, views of the body's
+        own bytes around ``message``: what is sent on without copying the body again."""
+        raw = memoryview(self.raw)
         if at == 0:
             cut = self.opened
             rest = b"," if self.messages else b""
-            return b"".join((raw[:cut], message, rest, raw[cut:]))
+            return raw[:cut], message, rest, raw[cut:]
         cut = self.ends[at - 1]
-        return b"".join((raw[:cut], b",", message, raw[cut:]))
+        return raw[:cut], b",", message, raw[cut:]
 
 
 def _opens_object(raw: bytes) -> bool:

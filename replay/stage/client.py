@@ -28,11 +28,13 @@ import codecs
 import functools
 import re
 import urllib.request
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
 
 import aiohttp
 from yarl import URL
 
+Content = bytes | Sequence[bytes | memoryview]  # a body, or the pieces it is sent as
 MAX_LINE = 16 * 1024 * 1024  # characters of one event-stream line kept before it is a fault
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -107,6 +109,39 @@ class ModelReply:
             self._response.close()
 
 
+class _Pieces(aiohttp.payload.Payload):
+    """A request body sent as the pieces it is made of (a client's bytes around the GM
+    section), each written as it is: not joined into one more copy of the body first."""
+
+    _autoclose = True
+
+    def __init__(self, pieces: Sequence[bytes | memoryview]) -> None:
+        super().__init__(pieces, content_type="application/json")
+        self._pieces = pieces
+        self._size = sum(len(piece) for piece in pieces)
+
+    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
+        return b"".join(self._pieces).decode(encoding, errors)
+
+    async def write(self, writer: Any) -> None:
+        for piece in self._pieces:
+            if piece:
+                await writer.write(piece)
+
+    async def write_with_length(self, writer: Any, content_length: int | None) -> None:
+        if content_length is None:
+            await self.write(writer)
+            return
+        left = content_length
+        for piece in self._pieces:
+            if left <= 0:
+                return
+            part = piece[:left]
+            left -= len(part)
+            if part:
+                await writer.write(part)
+
+
 class ModelClient:
     """Requests to the model server, on one connection pool per event loop (made on first
     use, inside the loop that serves the stage)."""
@@ -127,7 +162,7 @@ class ModelClient:
         return self._session
 
     async def send(self, method: str, url: URL, headers: Mapping[str, str],
-                   content: bytes | None = None) -> ModelReply:
+                   content: Content | None = None) -> ModelReply:
         """The answer to one request, once its headers came (raises :class:`UpstreamFailure`).
         The caller reads it and must :meth:`ModelReply.close` it."""
         headers = dict(headers)
@@ -139,8 +174,9 @@ class ModelClient:
             pair = f"{url.user or ''}:{url.password or ''}".encode("utf-8", "surrogatepass")
             headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
             url = url.with_user(None)
+        data = content if content is None or isinstance(content, bytes) else _Pieces(content)
         try:
-            response = await self._pool().request(method, url, data=content, headers=headers,
+            response = await self._pool().request(method, url, data=data, headers=headers,
                                                   allow_redirects=False,
                                                   proxy=env_proxy(url.scheme, url.host or ""))
         except _FAULTS as error:
@@ -168,4 +204,5 @@ def endpoint(base: URL, route: str) -> URL:
                           keep_query=True)
 
 
-__all__ = ["MAX_LINE", "ModelClient", "ModelReply", "UpstreamFailure", "endpoint", "env_proxy"]
+__all__ = ["MAX_LINE", "Content", "ModelClient", "ModelReply", "UpstreamFailure", "endpoint",
+           "env_proxy"]

@@ -46,7 +46,7 @@ from engine import Answer, every_answer_attr, may_stop
 
 from ..files import InputError
 from .answering import ReplyStream, rewrite
-from .client import ModelClient, ModelReply, UpstreamFailure
+from .client import Content, ModelClient, ModelReply, UpstreamFailure
 from .reading import Deadline, DeadlinePassed, completion_of, read_body, within
 from .upstream import SurrogateJoiner
 
@@ -163,7 +163,7 @@ class MidReply:
             upstream["stream_options"] = {"include_usage": True}
         self.request = upstream
 
-    def first_content(self, client_bytes: bytes) -> bytes:
+    def first_content(self, client_bytes: Content) -> Content:
         """The first request's body: the client's own bytes when it streams (nothing to
         change), else the request with ``stream`` on."""
         return client_bytes if self.client_streams else json.dumps(self.request).encode()
