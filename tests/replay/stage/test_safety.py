@@ -39,6 +39,7 @@ from starlette.routing import Route
 
 from engine.rules import state as state_module
 from engine.rules.memo import IdentityMemo
+from replay import cache as cache_module
 from replay import replay
 from replay.cache import (
     ENTRY_OVERHEAD,
@@ -407,7 +408,10 @@ def test_large_work_is_done_off_the_event_loop_and_small_work_on_it(
     assert where([user("hi")]) == ([True], [True], 0)
     # The same chat's next request: a large body, but two turns of new work.
     assert where([*big, user("go"), gm("The rain falls."), user("on")]) == ([True], [True], 0)
-    # Its snapshots gone (a restarted store): little to parse, but 805 turns to fold.
+    # Its snapshots gone (a restarted store, none kept in the process): little to parse, but
+    # 805 turns to fold.
+    monkeypatch.setattr(cache_module, "LIVE_SNAPSHOTS", 0)
+    assert where([user("flushes the kept ones")])[2] == 0
     stage.store.clear()  # type: ignore[attr-defined]
     assert where([*big, user("go"), gm("The rain falls."), user("on"), gm("Mud."),
                   user("and on")]) == ([True], [True, False], 402)
