@@ -17,7 +17,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -434,13 +434,13 @@ def build_app(config: StageConfig) -> Starlette:
                 not isinstance(read, dict) or not isinstance(read.get("messages"), list)):
             return error(400, "the body must be a JSON object with a messages array"), None
         try:
+            prepared: Prepared | None = None
             # A body parsed in a worker thread is large work already (its turns, their keys):
             # its fold goes there too, without trying the loop first.
-            try:
-                if not inline:
-                    raise OverBudget
-                prepared = prepare(folder, cache, read, INLINE_FOLD)
-            except OverBudget:
+            if inline:
+                with suppress(OverBudget):  # nothing was folded: fold it where it may take long
+                    prepared = prepare(folder, cache, read, INLINE_FOLD)
+            if prepared is None:
                 prepared = await run_in_threadpool(prepare, folder, cache, read)
         except TranscriptError as failure:
             return error(400, str(failure)), None
