@@ -72,6 +72,9 @@ LOOKUP_BATCH = 64  # chain positions asked for at once, newest first
 LOOKUP_FIRST = (1, 4)
 MAX_PENDING = 4096  # snapshots a deferred cache keeps unstored before it stores them itself
 PARSED_STATES = 64  # states a SnapshotCache keeps parsed in this process, newest used
+LIVE_SNAPSHOTS = 128  # snapshots (and reply snapshots) it keeps as objects once stored, newest
+# used: a chat's next request starts from the two its last one saved (the fold's and the
+# reply's) without reading their entries' JSON and answers again
 RECENT_CHATS = 8  # requests (and chains) a SnapshotCache keeps to reuse what they share: at most
 # this many request bodies stay in memory, besides the snapshots
 
@@ -608,7 +611,7 @@ class PositionKeys:
             else SharedPrefixSequence([root])
         key = keys[-1]
         new: list[bytes] = []
-        for turn in itertools.islice(self.turns, shared, None):
+        for turn in self.turns[shared:]:  # a slice of the new turns (islice walked them all)
             key = _link(key, turn)
             new.append(key)
         self._keys = keys.extended(len(keys), new)
@@ -693,7 +696,10 @@ class SnapshotCache:
     The states used last are also kept parsed in this process (by their digest, with their
     canonical bytes), so a warm request neither parses its snapshot's JSON nor writes the
     canonical JSON of a state it has already written. A state is named by the digest of its
-    canonical JSON, so a parsed copy is always the state its digest names.
+    canonical JSON, so a parsed copy is always the state its digest names. The snapshots
+    saved or found last are kept as objects too (:data:`LIVE_SNAPSHOTS`): a position's
+    snapshot never changes (its key is the hash of the chat up to it), so a kept one is the
+    one the store holds, or held before it let it go.
     """
 
     def __init__(self, store: Store, parsed: int = PARSED_STATES, deferred: bool = False,
@@ -710,6 +716,8 @@ class SnapshotCache:
         self._pending_windows: dict[str, bytes] = {}  # window key -> its value, not stored yet
         self._pending_next: set[bytes] = set()  # positions a turn followed, not stored yet
         self._pending_replies: dict[bytes, Snapshot] = {}  # see save_reply(), not stored yet
+        # (kind, position key) -> snapshot stored or found; kind "snap" or "reply"
+        self._live: OrderedDict[tuple[str, bytes], Snapshot] = OrderedDict()
         self._parsed = parsed
         self._states: OrderedDict[str, tuple[State, bytes]] = OrderedDict()
         self._digests: dict[int, str] = {}  # id(state) -> digest, for states in _states
@@ -841,6 +849,23 @@ class SnapshotCache:
             return None
         return Snapshot(state, entry["replies"], answers, entry["doubts"])
 
+    def _kept(self, kind: str, position: bytes) -> Snapshot | None:
+        """A snapshot not stored yet, or kept as an object since (the caller holds the lock)."""
+        kept = (self._pending if kind == "snap" else self._pending_replies).get(position)
+        if kept is None:
+            kept = self._live.get((kind, position))
+            if kept is not None:
+                self._live.move_to_end((kind, position))
+        return kept
+
+    def _keep(self, kind: str, items: Iterable[tuple[bytes, Snapshot]]) -> None:
+        """Keep snapshots as objects (:data:`LIVE_SNAPSHOTS`; the caller holds the lock)."""
+        for position, snapshot in items:
+            self._live[(kind, position)] = snapshot
+            self._live.move_to_end((kind, position))
+        while len(self._live) > LIVE_SNAPSHOTS:
+            self._live.popitem(last=False)
+
     def longest(self, positions: PositionKeys) -> tuple[int, bytes, Snapshot] | None:
         """The latest of ``positions`` with a good snapshot: (position, key, snapshot)."""
         end = len(positions)  # positions below ``end`` are still to be tried, newest first
@@ -851,18 +876,22 @@ class SnapshotCache:
             first = max(0, end - size)
             keys = positions.keys(first, end - 1)
             with self._lock:
-                pending = [self._pending.get(k) for k in keys] if self._pending else []
-            if pending and pending[-1] is not None:
-                return end - 1, keys[-1], pending[-1]
+                kept = [self._kept("snap", k) for k in keys] \
+                    if self._pending or self._live else []
+            newest = kept[-1] if kept else None
+            if newest is not None:
+                return end - 1, keys[-1], newest
             raws = self.store.get_many([_snap_key(k) for k in keys])
             for offset in range(len(keys) - 1, -1, -1):
-                kept = pending[offset] if pending else None
-                if kept is not None:
-                    return first + offset, keys[offset], kept
+                known = kept[offset] if kept else None
+                if known is not None:
+                    return first + offset, keys[offset], known
                 entry = _read_entry(raws[offset], keys[offset])
                 if entry is not None:
                     snapshot = self.load(entry)
                     if snapshot is not None:
+                        with self._lock:
+                            self._keep("snap", [(keys[offset], snapshot)])
                         return first + offset, keys[offset], snapshot
             end = first
         return None
@@ -906,11 +935,15 @@ class SnapshotCache:
     def reply(self, position: bytes) -> Snapshot | None:
         """The snapshot :meth:`save_reply` saved at ``position``, if any (and good)."""
         with self._lock:
-            kept = self._pending_replies.get(position)
+            kept = self._kept("reply", position)
         if kept is not None:
             return kept
         entry = _read_entry(self.store.get_many([_reply_key(position)])[0], position)
-        return self.load(entry) if entry is not None else None
+        found = self.load(entry) if entry is not None else None
+        if found is not None:
+            with self._lock:
+                self._keep("reply", [(position, found)])
+        return found
 
     def save(self, rows: Sequence[Row], windows: Mapping[str, bytes],
              replies: Mapping[bytes, Snapshot] | None = None) -> None:
@@ -943,16 +976,19 @@ class SnapshotCache:
         flush, so one bad entry cannot fail later requests."""
         with self._lock:
             queue, self._queue, self._queued = self._queue, [], 0
+        stored: list[bool] = []
         try:
             for rows, windows, replies in queue:
+                stored.append(False)
                 try:
                     self._stored(rows, windows, replies)
+                    stored[-1] = True
                 except Exception:  # a bug in one entry must not keep the others pending
                     log.exception("snapshot cache: could not store %d snapshots; dropped",
                                   len(rows))
         finally:
             with self._lock:
-                for rows, windows, replies in queue:
+                for index, (rows, windows, replies) in enumerate(queue):
                     for before, position, snapshot in rows:
                         if self._pending.get(position) is snapshot:
                             del self._pending[position]
@@ -962,6 +998,11 @@ class SnapshotCache:
                     for position, snapshot in replies.items():
                         if self._pending_replies.get(position) is snapshot:
                             del self._pending_replies[position]
+                    if index < len(stored) and stored[index]:
+                        # the last rows of a fold, and a reply: where the chat goes on from
+                        self._keep("snap", [(position, snapshot)
+                                            for _, position, snapshot in rows[-2:]])
+                        self._keep("reply", replies.items())
 
     def _stored(self, rows: Sequence[Row], windows: Mapping[str, bytes],
                 replies: Mapping[bytes, Snapshot]) -> None:
@@ -1046,13 +1087,32 @@ class FoldOutcome:
                 "replies": self.snapshot.replies}
 
 
+class OverBudget(Exception):
+    """The work asked for is more than the caller's :class:`Budget`: nothing was done, and it
+    is to be done again where it may take long (the stage: in a worker thread)."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The most work a caller lets one call do where it runs (the stage: on its event loop)."""
+
+    turns: int  # turns folded
+    chars: int  # characters of their text
+
+    def allows(self, turns: Sequence[Turn]) -> bool:
+        return len(turns) <= self.turns and sum(len(t.text) for t in turns) <= self.chars
+
+
 def fold_turns(game: Game, start: State, turns: Sequence[Turn],
-               cache: SnapshotCache, pause: Callable[[], None] | None = None) -> FoldOutcome:
+               cache: SnapshotCache, pause: Callable[[], None] | None = None,
+               budget: Budget | None = None) -> FoldOutcome:
     """Fold the player and GM ``turns`` of one conversation (see :func:`read_turns`) through
     the fold of every transcript (:func:`replay.fold.fold_message`), around the cache.
 
     ``pause`` is called after each GM reply folded: the stage passes ``time.sleep(0)`` for a
     large fold in a worker thread, which lets the event loop take the GIL between replies.
+    With a ``budget``, a fold of more turns (or text) than it allows raises
+    :class:`OverBudget` before any turn is folded (the stage then folds in a worker thread).
 
     Resumes from the longest prefix already cached. A chat whose cached prefix is shorter than
     a window may have lost its front: it continues an earlier chat only on the evidence
@@ -1097,6 +1157,8 @@ def fold_turns(game: Game, start: State, turns: Sequence[Turn],
             last, doubts = answered.last_answers, answered.doubts
             outcome.reused = begin
     todo = turns[begin:]
+    if budget is not None and not budget.allows(todo):
+        raise OverBudget
     keys = positions.keys(begin + 1, begin + len(todo)) if todo else []
     for turn, key in zip(todo, keys, strict=True):
         position, answers, differs = fold_message(game, position, turn.at, turn.message(),

@@ -13,17 +13,15 @@ import asyncio
 import json
 import logging
 import re
-import socket
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-import httpx
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
@@ -31,13 +29,16 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from yarl import URL
 
 from engine import Answer, Game, PartyError, RulesetError, State
 from engine.text.prompt import StackLines, state_context, with_last_answers
 
 from ..cache import (
+    Budget,
     FoldOutcome,
     MemoryStore,
+    OverBudget,
     Snapshot,
     SnapshotCache,
     Store,
@@ -51,6 +52,7 @@ from ..formats.fields import unicode_text
 from ..transcript import TranscriptError
 from .answering import AnswerMode, ReplyStream
 from .body import Body, BodyReader
+from .client import Content, ModelClient, ModelReply, UpstreamFailure
 from .memory import Every, give_back
 from .midreply import LegFailed, MidReply, MidReplyOptions, late_places, read_options
 from .reading import Deadline, DeadlinePassed, completion_of, read_body, within
@@ -75,11 +77,14 @@ DROPPED_HEADERS = frozenset({
     "host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade",
     "accept-encoding", "te", "trailer", "proxy-authorization", "proxy-connection",
 })
-# A request body up to this size is read and folded on the event loop (a few hundred tags at
-# most, folded in milliseconds); a larger one in a worker thread, so that it cannot hold the
-# loop while small requests of other chats wait (a thread hop costs more than the whole work
-# of a small request).
+# A request's work is done on the event loop when it is small: at most INLINE_BODY bytes of
+# the body to parse (what it does not share with a recent body of the chat) and a fold of at
+# most INLINE_FOLD (a few hundred tags at most, in milliseconds). Larger work goes to a worker
+# thread, so that it cannot hold the loop while small requests of other chats wait; a thread
+# hop costs more than the whole work of a small request (0.1-0.3 ms each, and a warm request
+# of a 10,000-turn chat is small work in a large body).
 INLINE_BODY = 64 * 1024
+INLINE_FOLD = Budget(turns=16, chars=INLINE_BODY)
 INLINE_ROWS = 16  # snapshots stored on the event loop after a reply; more go to a worker thread
 
 
@@ -208,7 +213,6 @@ class StageConfig:
     timeout: float = 300.0  # seconds the model server may stay silent (connect, each read)
     deadline: float | None = None  # seconds one reply may take in all, None: no limit
     connect_timeout: float = 10.0
-    transport: httpx.AsyncBaseTransport | None = field(default=None, repr=False)
     clock: Callable[[], float] = field(default=lambda: time.monotonic(), repr=False)
 
     @property
@@ -246,16 +250,26 @@ class Prepared:
         """:attr:`body` as JSON bytes: the client's own bytes with the section spliced in
         when they were read by a :class:`BodyReader` (nothing the client wrote is serialised
         again)."""
+        return b"".join(self.pieces())
+
+    def pieces(self) -> tuple[bytes | memoryview, ...]:
+        """:meth:`content` as pieces sent one after the other: the client's bytes are not
+        copied into a new body (a copy of megabytes, and its fresh pages, per request)."""
         if isinstance(self.request, Body):
-            return self.request.spliced(self.at, json.dumps(self.section).encode())
-        return json.dumps(self.body).encode()
+            return self.request.pieces(self.at, json.dumps(self.section).encode())
+        return (json.dumps(self.body).encode(),)
 
 
-def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Body) -> Prepared:
-    """Fold the request's transcript and add the GM section to its messages (worker thread).
+def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Body,
+            budget: Budget | None = None) -> Prepared:
+    """Fold the request's transcript and add the GM section to its messages.
 
     A :class:`Body` (the client's bytes, read by a :class:`BodyReader`) lets the turns of the
-    messages it shares with a recent request be reused without comparing them again."""
+    messages it shares with a recent request be reused without comparing them again. With a
+    ``budget`` (on the event loop), a fold larger than it raises :class:`OverBudget` before
+    anything is folded; without one (in a worker thread), the fold gives the GIL back between
+    its replies, so that small requests on the event loop are not kept waiting behind it
+    (issue 22, finding 8)."""
     read = body if isinstance(body, Body) else None
     messages = read.messages if read is not None else cast(dict[str, Any], body)["messages"]
     like = (read.base.messages, read.shared) if read is not None and read.base else None
@@ -265,10 +279,8 @@ def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Bod
         # SillyTavern's Continue: the last GM message is the start of the reply being written.
         before = turns[-1].text
         turns = cache.drop_last(turns)
-    # A large body folds in a worker thread: between its replies it gives the GIL back, so
-    # small requests on the event loop are not kept waiting behind it (issue 22, finding 8).
-    pause = None if _small(body) else _yield_gil
-    outcome = fold_turns(folder.game, folder.start, turns, cache, pause)
+    pause = None if budget is not None else _yield_gil
+    outcome = fold_turns(folder.game, folder.start, turns, cache, pause, budget)
     section = folder.section(outcome.snapshot.state, outcome.snapshot.last_answers)
     leading = 0
     while leading < len(messages) and isinstance(messages[leading], dict) and messages[
@@ -320,9 +332,11 @@ def _authorised(request: Request, config: StageConfig) -> bool:
     return matched
 
 
-async def _read_json(request: Request, limit: int, reader: BodyReader | None = None) -> Any:
-    """The request's JSON (a :class:`Body` for a chat request read by ``reader``); a body over
-    :data:`INLINE_BODY` bytes is parsed in a worker thread, so that it does not hold the loop."""
+async def _read_json(request: Request, limit: int,
+                     reader: BodyReader | None = None) -> tuple[Any, bool]:
+    """The request's JSON (a :class:`Body` for a chat request read by ``reader``), and whether
+    it was read on the event loop: a body with more than :data:`INLINE_BODY` bytes to parse
+    is parsed in a worker thread, so that it does not hold the loop."""
     size = 0
     chunks: list[bytes] = []
     async for chunk in request.stream():
@@ -331,23 +345,22 @@ async def _read_json(request: Request, limit: int, reader: BodyReader | None = N
             raise InputError(f"request body larger than {limit} bytes")
         chunks.append(chunk)
     raw = b"".join(chunks)
-    if len(raw) <= INLINE_BODY:
-        return _parse(raw, reader)
-    return await run_in_threadpool(_parse, raw, reader)
+    try:
+        return _parse(raw, reader, INLINE_BODY), True
+    except OverBudget:
+        return await run_in_threadpool(_parse, raw, reader, None), False
 
 
 def _yield_gil() -> None:
     time.sleep(0)
 
 
-def _small(read: dict[str, Any] | Body) -> bool:
-    """Whether a request was small enough to be read on the event loop."""
-    return isinstance(read, Body) and len(read.raw) <= INLINE_BODY
-
-
-def _parse(raw: bytes, reader: BodyReader | None) -> Any:
+def _parse(raw: bytes, reader: BodyReader | None, most: int | None) -> Any:
+    """``raw``'s JSON; more than ``most`` bytes to parse raises :class:`OverBudget`."""
+    if reader is None and most is not None and len(raw) > most:
+        raise OverBudget
     try:
-        return json.loads(raw) if reader is None else reader.read(raw)
+        return json.loads(raw) if reader is None else reader.read(raw, most)
     except RecursionError:
         raise InputError("request body is nested too deeply") from None
     except ValueError as failure:  # not JSON, or not UTF-8
@@ -364,13 +377,9 @@ def build_app(config: StageConfig) -> Starlette:
     upstream = Upstream.parse(config.upstream)
     Redactor([*upstream.secrets, *([config.key] if config.key else [])]).install()
     games = config.game_folders
-    # TCP_NODELAY: a request's headers and body go out as separate writes; without it the
-    # second one waits for the model server's delayed ACK (~40 ms on Linux).
-    transport = config.transport or httpx.AsyncHTTPTransport(
-        socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
-    client = httpx.AsyncClient(
-        timeout=httpx.Timeout(config.timeout, connect=config.connect_timeout),
-        transport=transport)
+    # aiohttp turns Nagle off (TCP_NODELAY) on its connections: without that a request's
+    # body waits for the model server's delayed ACK of its headers (~40 ms on Linux).
+    client = ModelClient(config.timeout, config.connect_timeout)
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok", "games": sorted(games.ready),
@@ -395,14 +404,15 @@ def build_app(config: StageConfig) -> Starlette:
         if isinstance(folder, Response):
             return folder
         try:
-            reply = await client.get(upstream.endpoint("models"),
-                                     headers=_client_headers(request, config))
-        except httpx.HTTPError as failure:
+            status, kind, raw = await within(Deadline(config.clock, config.deadline), _fetched(
+                client, upstream.endpoint("models"), _client_headers(request, config)))
+        except DeadlinePassed:
+            return _deadline_failure(config)
+        except UpstreamFailure as failure:
             return _upstream_failure(failure)
-        if reply.status_code != 200:
-            return _upstream_status(reply.status_code, reply.text)
-        return Response(reply.content, status_code=reply.status_code,
-                        media_type=reply.headers.get("content-type", "application/json"))
+        if status != 200:
+            return _upstream_status(status, raw.decode("utf-8", "replace"))
+        return Response(raw, status_code=status, media_type=kind or "application/json")
 
     async def chat(request: Request) -> Response:
         began = time.perf_counter()
@@ -416,7 +426,7 @@ def build_app(config: StageConfig) -> Starlette:
 
     async def _chat(request: Request, folder: GameFolder) -> tuple[Response, Prepared | None]:
         try:
-            read = await _read_json(request, config.max_body, reader)
+            read, inline = await _read_json(request, config.max_body, reader)
         except InputError as failure:
             status = 413 if "larger" in str(failure) else 400
             return error(status, str(failure)), None
@@ -424,8 +434,14 @@ def build_app(config: StageConfig) -> Starlette:
                 not isinstance(read, dict) or not isinstance(read.get("messages"), list)):
             return error(400, "the body must be a JSON object with a messages array"), None
         try:
-            prepared = prepare(folder, cache, read) if _small(read) else \
-                await run_in_threadpool(prepare, folder, cache, read)
+            prepared: Prepared | None = None
+            # A body parsed in a worker thread is large work already (its turns, their keys):
+            # its fold goes there too, without trying the loop first.
+            if inline:
+                with suppress(OverBudget):  # nothing was folded: fold it where it may take long
+                    prepared = prepare(folder, cache, read, INLINE_FOLD)
+            if prepared is None:
+                prepared = await run_in_threadpool(prepare, folder, cache, read)
         except TranscriptError as failure:
             return error(400, str(failure)), None
         stream = ReplyStream(folder.game, prepared.outcome.snapshot.state,
@@ -475,13 +491,13 @@ def build_app(config: StageConfig) -> Starlette:
                      headers: dict[str, str], deadline: Deadline) -> Response:
         try:
             status, raw = await _unless_gone(request, within(deadline, _read_reply(
-                client, upstream.endpoint("chat/completions"), prepared.content(), headers,
+                client, upstream.endpoint("chat/completions"), prepared.pieces(), headers,
                 deadline)))
         except ClientGone:
             return Response(status_code=499)
         except DeadlinePassed:
             return _deadline_failure(config)
-        except httpx.HTTPError as failure:
+        except UpstreamFailure as failure:
             return _upstream_failure(failure)
         if status != 200:
             return _upstream_status(status, raw.decode("utf-8", "replace"))
@@ -496,8 +512,8 @@ def build_app(config: StageConfig) -> Starlette:
         _remember(cache, prepared, stream)
         return JSONResponse(document)
 
-    async def _opened(request: Request, upstream_request: httpx.Request,
-                      deadline: Deadline) -> httpx.Response | Response:
+    async def _opened(request: Request, url: URL, content: Content, headers: dict[str, str],
+                      deadline: Deadline) -> ModelReply | Response:
         """The model's streamed reply once it sent its headers with a 200, or the response
         that says why not (the client gone: 499; the deadline; the model unreachable or
         answering with an error status). Until the model sends its headers the client's
@@ -505,27 +521,31 @@ def build_app(config: StageConfig) -> Starlette:
         which closes the model's stream."""
         try:
             reply = await _unless_gone(request, within(deadline, client.send(
-                upstream_request, stream=True)))
+                "POST", url, headers, content)))
         except ClientGone:
             return Response(status_code=499)
         except DeadlinePassed:
             return _deadline_failure(config)
-        except httpx.HTTPError as failure:
+        except UpstreamFailure as failure:
             return _upstream_failure(failure)
-        if reply.status_code != 200:
-            text = (await reply.aread()).decode("utf-8", "replace")
-            await reply.aclose()
-            return _upstream_status(reply.status_code, text)
+        if reply.status != 200:
+            try:
+                text = (await within(deadline, read_body(reply, deadline))).decode(
+                    "utf-8", "replace")
+            except (DeadlinePassed, UpstreamFailure):
+                text = ""
+            finally:
+                await reply.close()
+            return _upstream_status(reply.status, text)
         return reply
 
     async def _streamed(request: Request, prepared: Prepared, stream: ReplyStream,
                         headers: dict[str, str], deadline: Deadline) -> Response:
-        upstream_request = client.build_request("POST", upstream.endpoint("chat/completions"),
-                                                content=prepared.content(), headers=headers)
-        reply = await _opened(request, upstream_request, deadline)
+        reply = await _opened(request, upstream.endpoint("chat/completions"),
+                              prepared.pieces(), headers, deadline)
         if isinstance(reply, Response):
             return reply
-        kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
+        kind = reply.media_type
         events = _relay(reply, prepared, stream, deadline, config, cache) \
             if kind in ("text/event-stream", "") else \
             _restream(reply, prepared, stream, deadline, config, cache)
@@ -535,9 +555,8 @@ def build_app(config: StageConfig) -> Starlette:
     async def _mid_reply(request: Request, prepared: Prepared, mid: MidReply) -> Response:
         """A reply answered mid-way (issue 27): its first request's failure is the response's,
         as for any reply; after that the reply is one stream, or one completion."""
-        first = client.build_request("POST", mid.url, headers=mid.headers,
-                                     content=mid.first_content(prepared.content()))
-        reply = await _opened(request, first, mid.deadline)
+        reply = await _opened(request, mid.url, mid.first_content(prepared.pieces()),
+                              mid.headers, mid.deadline)
         if isinstance(reply, Response):
             return reply
         if mid.client_streams:
@@ -594,7 +613,7 @@ def build_app(config: StageConfig) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
-        await client.aclose()
+        await client.close()
         await run_in_threadpool(cache.flush)
 
     app = Starlette(routes=routes, lifespan=lifespan,
@@ -603,11 +622,25 @@ def build_app(config: StageConfig) -> Starlette:
     return app
 
 
-async def _read_reply(client: httpx.AsyncClient, url: httpx.URL, content: bytes,
+async def _read_reply(client: ModelClient, url: URL, content: Content,
                       headers: dict[str, str], deadline: Deadline) -> tuple[int, bytes]:
-    """(status, body) of a non-stream request (:func:`_body`)."""
-    async with client.stream("POST", url, content=content, headers=headers) as reply:
-        return reply.status_code, await read_body(reply, deadline)
+    """(status, body) of a non-stream request (:func:`read_body`)."""
+    reply = await client.send("POST", url, headers, content)
+    try:
+        return reply.status, await read_body(reply, deadline)
+    finally:
+        await reply.close()
+
+
+async def _fetched(client: ModelClient, url: URL,
+                   headers: dict[str, str]) -> tuple[int, str, bytes]:
+    """(status, content type, body) of a GET (:func:`read_body`; the caller bounds its time)."""
+    reply = await client.send("GET", url, headers)
+    try:
+        return reply.status, reply.headers.get("content-type", ""), await read_body(
+            reply, Deadline(time.monotonic, None))
+    finally:
+        await reply.close()
 
 
 def _remember(cache: SnapshotCache, prepared: Prepared, stream: ReplyStream) -> None:
@@ -676,7 +709,7 @@ def _error_event(message: str, code: str) -> bytes:
                            "code": code}})
 
 
-async def _relay(reply: httpx.Response, prepared: Prepared, stream: ReplyStream,
+async def _relay(reply: ModelReply, prepared: Prepared, stream: ReplyStream,
                  deadline: Deadline, config: StageConfig,
                  cache: SnapshotCache) -> AsyncIterator[bytes]:
     """Pass the model's SSE stream on, holding back unfinished tags and answering them."""
@@ -685,7 +718,7 @@ async def _relay(reply: httpx.Response, prepared: Prepared, stream: ReplyStream,
     failed = False
     joiner = SurrogateJoiner()
     try:
-        async for line in reply.aiter_lines():
+        async for line in reply.lines():
             if deadline.passed:
                 yield _error_event(_deadline_passed(config), "deadline")
                 failed = True
@@ -716,13 +749,13 @@ async def _relay(reply: httpx.Response, prepared: Prepared, stream: ReplyStream,
                 choice["delta"] = delta
             if text or choice.get("finish_reason") is not None or set(delta) - {"content"}:
                 yield _sse(chunk)
-    except httpx.HTTPError as failure:
-        log.warning("model server: failed mid-stream (%s)", type(failure).__name__)
-        yield _error_event(f"the model server failed mid-stream ({type(failure).__name__})",
+    except UpstreamFailure as failure:
+        log.warning("model server: failed mid-stream (%s)", failure.name)
+        yield _error_event(f"the model server failed mid-stream ({failure.name})",
                            "upstream_failed")
         failed = True
     finally:
-        await reply.aclose()
+        await reply.close()
     if last is None and not failed:
         # Not one chat completion chunk: a protocol fault, never an empty success.
         log.warning("model server: its stream held no chat completion chunk")
@@ -743,7 +776,7 @@ async def _joined(pieces: AsyncIterator[str]) -> str:
     return "".join([piece async for piece in pieces])
 
 
-async def _mid_events(reply: httpx.Response, prepared: Prepared, mid: MidReply,
+async def _mid_events(reply: ModelReply, prepared: Prepared, mid: MidReply,
                       config: StageConfig) -> AsyncIterator[bytes]:
     """A reply answered mid-way as one event stream: the answered text as it comes over
     every request of the reply, one finish (with the metadata and the summed usage), one
@@ -776,7 +809,7 @@ async def _mid_events(reply: httpx.Response, prepared: Prepared, mid: MidReply,
     yield b"data: [DONE]\n\n"
 
 
-async def _restream(reply: httpx.Response, prepared: Prepared, stream: ReplyStream,
+async def _restream(reply: ModelReply, prepared: Prepared, stream: ReplyStream,
                     deadline: Deadline, config: StageConfig,
                     cache: SnapshotCache) -> AsyncIterator[bytes]:
     """A model server that answers a stream request with a whole JSON completion: its answer
@@ -788,10 +821,10 @@ async def _restream(reply: httpx.Response, prepared: Prepared, stream: ReplyStre
         yield _error_event(_deadline_passed(config), "deadline")
         yield b"data: [DONE]\n\n"
         return
-    except httpx.HTTPError as failure:
-        log.warning("model server: failed mid-answer (%s)", type(failure).__name__)
+    except UpstreamFailure as failure:
+        log.warning("model server: failed mid-answer (%s)", failure.name)
     finally:
-        await reply.aclose()
+        await reply.close()
     completion = completion_of(raw)
     if completion is None:
         log.warning("model server: answered a stream request with neither a stream nor a "
@@ -814,13 +847,13 @@ async def _restream(reply: httpx.Response, prepared: Prepared, stream: ReplyStre
     yield b"data: [DONE]\n\n"
 
 
-def _upstream_failure(failure: httpx.HTTPError) -> JSONResponse:
-    if isinstance(failure, httpx.TimeoutException):
-        log.warning("model server: no answer within --timeout (%s)", type(failure).__name__)
+def _upstream_failure(failure: UpstreamFailure) -> JSONResponse:
+    if failure.timed_out:
+        log.warning("model server: no answer within --timeout (%s)", failure.name)
         return error(504, "the model server did not answer in time", "upstream_error",
                      "upstream_timeout")
-    log.warning("model server: cannot be reached (%s)", type(failure).__name__)
-    return error(502, f"the model server cannot be reached ({type(failure).__name__})",
+    log.warning("model server: cannot be reached (%s)", failure.name)
+    return error(502, f"the model server cannot be reached ({failure.name})",
                  "upstream_error", "upstream_unreachable")
 
 
@@ -857,7 +890,7 @@ def replay_endpoint(config: StageConfig) -> Any:
         if not _authorised(request, config):
             return error(401, "missing or wrong gmtags key", "authentication_error")
         try:
-            body = await _read_json(request, config.max_body)
+            body, _ = await _read_json(request, config.max_body)
         except InputError as failure:
             return error(413 if "larger" in str(failure) else 400, str(failure))
         if not isinstance(body, dict) or not isinstance(body.get("ruleset"), dict) or \

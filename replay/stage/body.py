@@ -27,9 +27,10 @@ from functools import cached_property
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
-from ..cache import SharedPrefixSequence
+from ..cache import OverBudget, SharedPrefixSequence
 
 _SPACE = re.compile(r"[ \t\n\r]*")
+_BYTE_SPACE = re.compile(rb"[ \t\n\r]*")
 _SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
 RECENT_BODIES = 64  # bodies kept to share their bytes with the next request of the same chat
 RECENT_BYTES = 8 * 1024 * 1024  # and at most this many of their bytes (issue 22: a byte bound;
@@ -78,13 +79,24 @@ class Body:
 
     def spliced(self, at: int, message: bytes) -> bytes:
         """The raw body with ``message`` (a JSON object's bytes) inserted as message ``at``."""
-        raw = memoryview(self.raw)  # one copy of the body, not three
+        return b"".join(self.pieces(at, message))  # one copy of the body, not three
+
+    def pieces(self, at: int, message: bytes) -> tuple[bytes | memoryview, ...]:
+        """:meth:`spliced`'s bytes as the pieces they are joined from, views of the body's
+        own bytes around ``message``: what is sent on without copying the body again."""
+        raw = memoryview(self.raw)
         if at == 0:
             cut = self.opened
             rest = b"," if self.messages else b""
-            return b"".join((raw[:cut], message, rest, raw[cut:]))
+            return raw[:cut], message, rest, raw[cut:]
         cut = self.ends[at - 1]
-        return b"".join((raw[:cut], b",", message, raw[cut:]))
+        return raw[:cut], b",", message, raw[cut:]
+
+
+def _opens_object(raw: bytes) -> bool:
+    """Whether ``raw`` begins with ``{`` after JSON whitespace (without copying it, as
+    ``lstrip`` would: a body may be megabytes)."""
+    return raw.startswith(b"{", _BYTE_SPACE.match(raw).end())  # type: ignore[union-attr]
 
 
 def _space(text: str, at: int) -> int:
@@ -269,10 +281,16 @@ class BodyReader:
         self._most_bytes = most_bytes
         self._lock = threading.Lock()
 
-    def read(self, raw: bytes) -> Any:
+    def read(self, raw: bytes, most: int | None = None) -> Any:
         """``json.loads(raw)``'s value: a :class:`Body` when it is an object with a messages
-        array, else the plain value. Raises what ``json.loads`` raises."""
-        if not raw.lstrip(b" \t\n\r").startswith(b"{") or json.detect_encoding(raw) != "utf-8":
+        array, else the plain value. Raises what ``json.loads`` raises.
+
+        ``most``: the most bytes to parse here; a body that needs more (what it does not
+        share with a recent body) raises :class:`~replay.cache.OverBudget`, having read
+        nothing (the stage reads it again in a worker thread)."""
+        if not _opens_object(raw) or json.detect_encoding(raw) != "utf-8":
+            if most is not None and len(raw) > most:
+                raise OverBudget
             return json.loads(raw)
         with self._lock:
             recent = list(self._recent)
@@ -289,10 +307,17 @@ class BodyReader:
                     break
             if best > 0:
                 break
+        if most is not None:
+            shared = (body.ends[best - 1] if best else body.opened) \
+                if body is not None and best >= 0 else 0
+            if len(raw) - shared > most:
+                raise OverBudget
         try:
             body = _read_after(raw, body, best) if body is not None and best >= 0 else \
                 _read_fresh(raw)
         except (_Unexpected, ValueError, IndexError):
+            if most is not None and len(raw) > most:
+                raise OverBudget from None
             return json.loads(raw)  # its value, or its error
         with self._lock:
             if len(self._recent) == self._recent.maxlen:

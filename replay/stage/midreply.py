@@ -39,13 +39,14 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, Literal
 
-import httpx
+from yarl import URL
 
 import tagparse
 from engine import Answer, every_answer_attr, may_stop
 
 from ..files import InputError
 from .answering import ReplyStream, rewrite
+from .client import Content, ModelClient, ModelReply, UpstreamFailure
 from .reading import Deadline, DeadlinePassed, completion_of, read_body, within
 from .upstream import SurrogateJoiner
 
@@ -132,8 +133,8 @@ class MidReply:
     model's first chunk) describe the reply.
     """
 
-    client: httpx.AsyncClient
-    url: httpx.URL
+    client: ModelClient
+    url: URL
     headers: dict[str, str]
     request: dict[str, Any]  # the request for the model: the client's, GM section in
     stream: ReplyStream
@@ -162,12 +163,12 @@ class MidReply:
             upstream["stream_options"] = {"include_usage": True}
         self.request = upstream
 
-    def first_content(self, client_bytes: bytes) -> bytes:
+    def first_content(self, client_bytes: Content) -> Content:
         """The first request's body: the client's own bytes when it streams (nothing to
         change), else the request with ``stream`` on."""
         return client_bytes if self.client_streams else json.dumps(self.request).encode()
 
-    async def run(self, reply: httpx.Response) -> AsyncIterator[str]:
+    async def run(self, reply: ModelReply) -> AsyncIterator[str]:
         """The reply's answered text, as it comes; raises :class:`LegFailed` (what was
         yielded stays sent) or :class:`DeadlinePassed`."""
         while True:
@@ -197,11 +198,11 @@ class MidReply:
                             break
                         if finish is not None:
                             self.finish = finish
-            except httpx.HTTPError as failure:
-                raise LegFailed(f"the model server failed mid-stream ({type(failure).__name__})",
+            except UpstreamFailure as failure:
+                raise LegFailed(f"the model server failed mid-stream ({failure.name})",
                                 "upstream_failed") from None
             finally:
-                await reply.aclose()  # at a stop: the model stops writing
+                await reply.close()  # at a stop: the model stops writing
             self._add_usage(usage)
             if chunks == 0:
                 raise LegFailed("the model server's stream held no chat completion chunk",
@@ -255,31 +256,32 @@ class MidReply:
             return None
         return max(0, min(self.limits.values()) - self.spent)
 
-    async def _continue(self) -> httpx.Response:
-        request = self.client.build_request("POST", self.url, headers=self.headers,
-                                            content=json.dumps(self.continuation()).encode())
+    async def _continue(self) -> ModelReply:
         try:
-            reply = await within(self.deadline, self.client.send(request, stream=True))
-        except httpx.TimeoutException:
-            raise LegFailed("the model server did not answer a continuation in time",
-                            "upstream_timeout") from None
-        except httpx.HTTPError as failure:
+            reply = await within(self.deadline, self.client.send(
+                "POST", self.url, self.headers, json.dumps(self.continuation()).encode()))
+        except UpstreamFailure as failure:
+            if failure.timed_out:
+                raise LegFailed("the model server did not answer a continuation in time",
+                                "upstream_timeout") from None
             raise LegFailed("the model server cannot be reached for a continuation "
-                            f"({type(failure).__name__})", "upstream_unreachable") from None
-        if reply.status_code != 200:
+                            f"({failure.name})", "upstream_unreachable") from None
+        if reply.status != 200:
             try:
                 text = (await read_body(reply, self.deadline)).decode("utf-8", "replace")
+            except UpstreamFailure:
+                text = ""
             finally:
-                await reply.aclose()
-            raise LegFailed(f"the model server answered {reply.status_code} to a continuation: "
+                await reply.close()
+            raise LegFailed(f"the model server answered {reply.status} to a continuation: "
                             f"{_detail(text)[:500]}", "upstream_status")
         return reply
 
-    async def _pieces(self, reply: httpx.Response) -> AsyncGenerator[
+    async def _pieces(self, reply: ModelReply) -> AsyncGenerator[
             tuple[str, str | None, dict[str, int] | None], None]:
         """(content, finish_reason, usage) of each chunk of choice 0 the model sends: from an
         event stream, or from a whole completion sent instead."""
-        kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
+        kind = reply.media_type
         if kind not in ("text/event-stream", ""):
             completion = completion_of(await read_body(reply, self.deadline))
             if completion is None:
@@ -290,7 +292,7 @@ class MidReply:
             yield (message.get("content") or "", document["choices"][0].get("finish_reason"),
                    _usage(document))
             return
-        async for line in reply.aiter_lines():
+        async for line in reply.lines():
             if not line.startswith("data:"):
                 continue
             data = line[5:].strip()

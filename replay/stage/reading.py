@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-import httpx
+from .client import ModelReply
 
 T = TypeVar("T")
 MAX_UPSTREAM_BODY = 16 * 1024 * 1024  # bytes read of a model server's non-stream answer
@@ -52,12 +52,12 @@ async def within(deadline: Deadline, work: Coroutine[Any, Any, T]) -> T:
         raise DeadlinePassed from None
 
 
-async def read_body(reply: httpx.Response, deadline: Deadline) -> bytes:
+async def read_body(reply: ModelReply, deadline: Deadline) -> bytes:
     """A model server's whole answer, up to :data:`MAX_UPSTREAM_BODY` bytes, the deadline
     checked between its chunks (:class:`DeadlinePassed`)."""
     chunks: list[bytes] = []
     size = 0
-    async for chunk in reply.aiter_bytes():
+    async for chunk in reply.chunks():
         if deadline.passed:
             raise DeadlinePassed
         size += len(chunk)

@@ -98,6 +98,10 @@ def test_successive_requests_read_as_json_loads_and_splice_anywhere(
             sent = json.loads(read.spliced(at, SECTION))
             assert sent == {**body, "messages": [*body["messages"][:at], json.loads(SECTION),
                                                  *body["messages"][at:]]}
+            # what is sent on: the same bytes, as pieces that view the client's own
+            pieces = read.pieces(at, SECTION)
+            assert b"".join(pieces) == read.spliced(at, SECTION)
+            assert all(piece.obj is raw for piece in pieces if isinstance(piece, memoryview))
 
 
 def test_a_grown_request_parses_only_its_new_messages() -> None:

@@ -1,12 +1,13 @@
 """The stage keeps every secret secret and fails only as OpenAI errors (issue 22, findings 2-10).
 
 Real loopback servers throughout: the scripted fake model, the stage in a thread or as a real
-``gmtags serve`` process, and for protocol faults an upstream written by hand (httpx's
-MockTransport), which a real model server would not produce on demand.
+``gmtags serve`` process, and for protocol faults an upstream written by hand (a Starlette app
+whose answers each test writes), which a real model server would not produce on demand.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -14,7 +15,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +32,23 @@ from stage_servers import (
     start_stage,
     stop_process,
 )
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
 
 from engine.rules import state as state_module
 from engine.rules.memo import IdentityMemo
+from replay import cache as cache_module
 from replay import replay
-from replay.cache import ENTRY_OVERHEAD, MemoryStore, SnapshotCache, fold_turns
+from replay.cache import (
+    ENTRY_OVERHEAD,
+    Budget,
+    MemoryStore,
+    OverBudget,
+    SnapshotCache,
+    fold_turns,
+)
 from replay.files import load_party, load_ruleset
 from replay.formats.openai import read_turns
 from replay.record import answered_form, answered_tags, read_source
@@ -155,9 +168,22 @@ def test_upstream_credentials_are_sent_and_never_logged(model: FakeModel,
         log = stop_process(process, lines)
     assert model.queries[-1] == "api-key=query-s3cret"  # the query string is kept and sent
     assert model.headers[-1]["authorization"].startswith("Basic ")  # user-info as Basic auth
-    assert "HTTP Request: POST" in log and "game=harrow status=200" in log
+    assert "game=harrow status=200" in log and "for http://***@127.0.0.1:" in log
     for secret in ("pa55word", "query-s3cret", KEY, "gm-user:"):
         assert secret not in log
+
+
+def test_the_http_clients_own_log_lines_are_redacted(caplog: pytest.LogCaptureFixture) -> None:
+    """The stage installs its redactor on the HTTP client's loggers (aiohttp logs no line per
+    request, but a warning of its own may name the URL)."""
+    upstream = upstream_module.Upstream.parse("http://gm-user:pa55word@model:8080/v1?key=q5")
+    upstream_module.Redactor([*upstream.secrets, KEY]).install()
+    with caplog.at_level(logging.DEBUG):
+        for name in ("aiohttp.client", "aiohttp.internal"):
+            logging.getLogger(name).warning("failed %s with %s", str(upstream.url), KEY)
+    assert caplog.text.count("failed http://***@model:8080/v1?key=*** with ***") == 2
+    for secret in ("pa55word", "q5", KEY, "gm-user:"):
+        assert secret not in caplog.text
 
 
 # --- finding 3: lone surrogates ---------------------------------------------------------------
@@ -212,17 +238,24 @@ def test_a_snapshot_that_cannot_be_stored_is_dropped_and_logged(
 # --- upstreams written by hand: split surrogates, protocol faults, the deadline --------------------
 
 class Upstream:
-    """A model server as an httpx MockTransport: each request answered by ``respond``."""
+    """A model server written by hand, each request answered by ``respond`` (a Starlette
+    response), on loopback; and a stage in front of it."""
 
     def __init__(self, games_dir: Path, **options: Any) -> None:
         self.respond: Any = None
-        config = StageConfig(upstream="http://model.invalid/v1",
-                             games=load_games(games_dir), store=MemoryStore(),
-                             transport=httpx.MockTransport(self._handle), **options)
+        self.model = ServerThread(Starlette(routes=[
+            Route("/v1/{path:path}", self._handle, methods=["GET", "POST"])]))
+        config = StageConfig(upstream=self.model.url + "/v1", games=load_games(games_dir),
+                             store=MemoryStore(), **options)
         self.server = ServerThread(build_app(config))
 
-    async def _handle(self, request: httpx.Request) -> httpx.Response:
+    async def _handle(self, request: Request) -> Response:
+        await request.body()
         return self.respond(request)  # type: ignore[no-any-return]
+
+    def stop(self) -> None:
+        self.server.stop()
+        self.model.stop()
 
     def chat(self, stream: bool) -> httpx.Response:
         return httpx.post(self.server.url + "/games/harrow/v1/chat/completions", timeout=60,
@@ -233,7 +266,7 @@ class Upstream:
 def handmade(games_dir: Path) -> Iterator[Upstream]:
     upstream = Upstream(games_dir)
     yield upstream
-    upstream.server.stop()
+    upstream.stop()
 
 
 def _events(*pieces: str) -> bytes:
@@ -246,9 +279,9 @@ def _events(*pieces: str) -> bytes:
 
 
 def test_an_emoji_split_into_surrogate_halves_is_joined(handmade: Upstream) -> None:
-    handmade.respond = lambda request: httpx.Response(
-        200, headers={"content-type": "text/event-stream"},
-        content=_events("Smile ", "\\ud83d", "\\ude00", " and a lone \\udc00 half."))
+    handmade.respond = lambda request: Response(
+        _events("Smile ", "\\ud83d", "\\ude00", " and a lone \\udc00 half."),
+        media_type="text/event-stream")
     response = handmade.chat(stream=True)
     content, _, done = sse(response)
     assert done and content == "Smile \U0001F600 and a lone \ufffd half."
@@ -257,7 +290,7 @@ def test_an_emoji_split_into_surrogate_halves_is_joined(handmade: Upstream) -> N
 
 def test_a_json_completion_answering_a_stream_request_is_streamed(handmade: Upstream) -> None:
     text = 'Take it. [inventory: action="add" item="Rope" who="Ada"]'
-    handmade.respond = lambda request: httpx.Response(200, json={
+    handmade.respond = lambda request: JSONResponse({
         "id": "c1", "object": "chat.completion", "model": "m",
         "choices": [{"index": 0, "finish_reason": "stop",
                      "message": {"role": "assistant", "content": text}}]})
@@ -267,14 +300,13 @@ def test_a_json_completion_answering_a_stream_request_is_streamed(handmade: Upst
 
 
 @pytest.mark.parametrize("answer", [
-    httpx.Response(200, text="<html>proxy error</html>", headers={"content-type": "text/html"}),
-    httpx.Response(200, json={"not": "a completion"}),
-    httpx.Response(200, content=b"data: nonsense\n\ndata: [DONE]\n\n",
-                   headers={"content-type": "text/event-stream"}),
+    lambda: Response("<html>proxy error</html>", media_type="text/html"),
+    lambda: JSONResponse({"not": "a completion"}),
+    lambda: Response(b"data: nonsense\n\ndata: [DONE]\n\n", media_type="text/event-stream"),
 ])
 def test_anything_else_answering_a_stream_is_an_error_event_not_an_empty_success(
-        handmade: Upstream, answer: httpx.Response) -> None:
-    handmade.respond = lambda request: answer
+        handmade: Upstream, answer: Callable[[], Response]) -> None:
+    handmade.respond = lambda request: answer()
     content, events, done = sse(handmade.chat(stream=True))
     assert done and content == ""
     assert [e["error"]["code"] for e in events if "error" in e] == ["upstream_protocol"]
@@ -283,22 +315,25 @@ def test_anything_else_answering_a_stream_is_an_error_event_not_an_empty_success
 
 
 def test_a_non_completion_answering_a_whole_request_is_a_502(handmade: Upstream) -> None:
-    handmade.respond = lambda request: httpx.Response(200, text="not json")
+    handmade.respond = lambda request: Response("not json", media_type="text/plain")
     response = handmade.chat(stream=False)
     assert response.status_code == 502 and response.json()["error"]["code"] == \
         "upstream_protocol"
 
 
-class _Ticking(httpx.AsyncByteStream):
+def _ticking(pieces: list[bytes], frozen: Any, step: float,
+             media_type: str | None = None) -> StreamingResponse:
     """A body that moves the frozen clock on ``step`` seconds before each piece."""
 
-    def __init__(self, pieces: list[bytes], frozen: Any, step: float) -> None:
-        self.pieces, self.frozen, self.step = pieces, frozen, step
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for piece in self.pieces:
-            self.frozen.tick(self.step)
+    async def body() -> AsyncIterator[bytes]:
+        for piece in pieces:
+            frozen.tick(step)
             yield piece
+            # Not a wait for the clock (that is frozen): a pause of real time so that each
+            # piece reaches the stage as a read of its own, not merged with the next.
+            await asyncio.sleep(0.005)
+
+    return StreamingResponse(body(), media_type=media_type)
 
 
 @pytest.mark.parametrize("stream", [True, False])
@@ -311,9 +346,8 @@ def test_the_deadline_bounds_a_whole_reply_that_trickles(games_dir: Path, stream
             if stream:
                 body = _events(*(f"piece {i} " for i in range(20)))
                 pieces = [line + b"\n\n" for line in body.split(b"\n\n") if line]
-                upstream.respond = lambda request: httpx.Response(
-                    200, headers={"content-type": "text/event-stream"},
-                    stream=_Ticking(pieces, frozen, 1.5))
+                upstream.respond = lambda request: _ticking(
+                    pieces, frozen, 1.5, "text/event-stream")
                 content, events, done = sse(upstream.chat(stream=True))
                 assert done
                 assert [e["error"]["code"] for e in events if "error" in e] == ["deadline"]
@@ -322,21 +356,23 @@ def test_the_deadline_bounds_a_whole_reply_that_trickles(games_dir: Path, stream
                 document = json.dumps({"choices": [{"index": 0, "finish_reason": "stop",
                                                     "message": {"content": "x" * 2000}}]})
                 pieces = [document[i:i + 100].encode() for i in range(0, len(document), 100)]
-                upstream.respond = lambda request: httpx.Response(
-                    200, stream=_Ticking(pieces, frozen, 1.5))
+                upstream.respond = lambda request: _ticking(pieces, frozen, 1.5)
                 response = upstream.chat(stream=False)
                 assert response.status_code == 504
                 assert response.json()["error"]["code"] == "deadline"
         finally:
-            upstream.server.stop()
+            upstream.stop()
 
 
 # --- findings 8 and 9: folds off the event loop, access log, JSON 404/405 --------------------------
 
-def test_large_bodies_are_parsed_and_folded_off_the_event_loop(
+def test_large_work_is_done_off_the_event_loop_and_small_work_on_it(
         stage: Stage, model: FakeModel, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Finding 8: a large fold must not hold the loop. A body over INLINE_BODY bytes is read
-    and folded in a worker thread; a small one on the loop (a hop costs more than its work)."""
+    """Finding 8: a large fold must not hold the loop. What decides is the work, not the
+    body's size: a body with more than INLINE_BODY bytes to parse (what it does not share
+    with a recent body) is parsed in a worker thread, and a fold larger than INLINE_FOLD is
+    folded there, giving the GIL back after each reply; the next request of the same long
+    chat is small work (two new turns) and stays on the loop (a thread hop costs more)."""
     threads: dict[str, list[int]] = {"parse": [], "prepare": []}
     parse, prepare = stage_app._parse, stage_app.prepare
 
@@ -356,12 +392,55 @@ def test_large_bodies_are_parsed_and_folded_off_the_event_loop(
         user(f"turn {index} " + "x" * 100),
         gm('Found. [inventory: action="add" item="Torch" who="Ada"]'))]
     assert len(json.dumps(big)) > stage_app.INLINE_BODY
-    assert stage.chat([*big, user("go")]).status_code == 200
-    assert stage.chat([user("hi")]).status_code == 200
-    loop_thread = stage.server.thread.ident
-    assert threads["parse"][0] != loop_thread and threads["prepare"][0] != loop_thread
-    assert threads["parse"][1] == loop_thread == threads["prepare"][1]
-    assert len(yields) == 400  # the large fold gave the GIL back after each of its replies
+    loop = stage.server.thread.ident
+
+    def where(messages: list[dict[str, Any]]) -> tuple[list[bool], list[bool], int]:
+        """(parse calls on the loop, prepare calls on the loop, GIL yields) of one request."""
+        for calls in threads.values():
+            calls.clear()
+        yields.clear()
+        assert stage.chat(messages).status_code == 200
+        return ([t == loop for t in threads["parse"]], [t == loop for t in threads["prepare"]],
+                len(yields))
+
+    # A long chat sent whole: parsed on the loop up to the budget only, then in a thread.
+    assert where([*big, user("go")]) == ([True, False], [False], 400)
+    assert where([user("hi")]) == ([True], [True], 0)
+    # The same chat's next request: a large body, but two turns of new work.
+    assert where([*big, user("go"), gm("The rain falls."), user("on")]) == ([True], [True], 0)
+    # Its snapshots gone (a restarted store, none kept in the process): little to parse, but
+    # 805 turns to fold.
+    monkeypatch.setattr(cache_module, "LIVE_SNAPSHOTS", 0)
+    assert where([user("flushes the kept ones")])[2] == 0
+    stage.store.clear()  # type: ignore[attr-defined]
+    assert where([*big, user("go"), gm("The rain falls."), user("on"), gm("Mud."),
+                  user("and on")]) == ([True], [True, False], 402)
+
+
+def test_a_budget_refuses_large_work_before_doing_any(games_dir: Path) -> None:
+    """OverBudget is raised before anything is parsed or folded, and the same call without a
+    budget does the work: what the stage relies on to redo it in a worker thread."""
+    folder = load_games(games_dir).ready["harrow"]
+    reader = stage_app.BodyReader()
+    turns = [*(m for index in range(40) for m in (user(f"turn {index}"), gm("Rain."))),
+             user("go")]
+    raw = json.dumps({"messages": turns}).encode()
+    with pytest.raises(OverBudget):
+        reader.read(raw, most=100)
+    with pytest.raises(OverBudget):
+        reader.read(b"[" + b" " * 200 + b"]", most=100)  # not a chat body: json.loads' work
+    body = reader.read(raw, most=len(raw))
+    more = json.dumps({"messages": [*turns, gm("Mud."), user("more")]}).encode()
+    assert reader.read(more, most=100).shared == len(turns)  # 78 new bytes to parse
+    cache = SnapshotCache(MemoryStore(), deferred=True)
+    with pytest.raises(OverBudget):
+        stage_app.prepare(folder, cache, body, Budget(turns=16, chars=10_000))
+    assert not cache.pending
+    with pytest.raises(OverBudget):
+        stage_app.prepare(folder, cache, body, Budget(turns=100, chars=100))
+    assert stage_app.prepare(folder, cache, body).outcome.folded == 81
+    assert stage_app.prepare(folder, cache, reader.read(more), Budget(turns=16, chars=100)
+                             ).outcome.folded == 2
 
 
 def test_each_request_has_one_access_line_without_secrets(
@@ -461,7 +540,7 @@ def test_the_stage_gives_freed_memory_back_every_so_many_requests(
     monkeypatch.setattr(stage_app, "Every", lambda: memory.Every(3))
     monkeypatch.setattr(stage_app, "give_back", lambda: calls.append(threading.get_ident()))
     upstream = Upstream(games_dir)
-    upstream.respond = lambda request: httpx.Response(200, json={"choices": [
+    upstream.respond = lambda request: JSONResponse({"choices": [
         {"index": 0, "finish_reason": "stop", "message": {"content": "The rain."}}]})
     try:
         for number in range(7):
@@ -470,7 +549,7 @@ def test_the_stage_gives_freed_memory_back_every_so_many_requests(
                               timeout=60).status_code == 200
         loop_thread = upstream.server.thread.ident
     finally:
-        upstream.server.stop()
+        upstream.stop()
     assert len(calls) == 2 and loop_thread not in calls
 
 

@@ -11,6 +11,7 @@ from helpers import harrow, harrow_party
 from stage_servers import RedisServer, free_port
 
 from engine import Game, State
+from replay import cache as cache_module
 from replay import replay
 from replay.cache import (
     ENTRY_OVERHEAD,
@@ -209,3 +210,58 @@ def test_the_next_reply_is_found_with_small_lookups_and_an_edit_with_batches(
     # Positions 201, 197..200, then batches down to 20; then the state kept at position 20,
     # no longer parsed in this process, is read.
     assert store.lookups == [1, 4, 64, 64, 64, 1]
+
+
+class _CountingStore(MemoryStore):
+    """A MemoryStore that counts the snapshot entries it is asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    def get_many(self, keys: Any) -> list[bytes | None]:
+        self.asked.extend(k for k in keys if ":snap:" in k or ":reply:" in k)
+        return super().get_many(keys)
+
+
+def test_a_snapshot_stored_is_kept_as_its_object_and_found_without_its_entry(
+        game: Game, start: State) -> None:
+    """A chat's next request starts from the snapshots its last one saved: once stored they
+    are kept as objects (LIVE_SNAPSHOTS), so the very same snapshot is found, whatever the
+    store's entry holds, and the answer is the full replay's."""
+    store = _CountingStore()
+    cache = SnapshotCache(store, deferred=True)
+    messages = chat(6)
+    first = fold_turns(game, start, turns_of([*messages, {"role": "user", "content": "a"}]),
+                       cache)
+    cache.flush()
+    for key in list(store._items):  # every stored entry unreadable: only kept objects serve
+        if ":snap:" in key and key.endswith(first.end.hex()):
+            store._items[key] = b"corrupt"
+    more = [*messages, {"role": "user", "content": "a"}, {"role": "assistant",
+                                                           "content": TAGS[0]}]
+    second = fold_turns(game, start, turns_of([*more, {"role": "user", "content": "b"}]), cache)
+    assert second.reused == len(turns_of(messages)) + 1 and second.folded == 2
+    assert second.snapshot.state == replay(game, transcript_from_openai(
+        [*more, {"role": "user", "content": "b"}]), start).state
+
+
+def test_kept_snapshots_are_bounded_and_a_failed_store_keeps_none(
+        game: Game, start: State, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache_module, "LIVE_SNAPSHOTS", 3)
+    cache = SnapshotCache(MemoryStore(), deferred=True)
+    for index in range(5):
+        fold_turns(game, start, turns_of([{"role": "user", "content": f"chat {index}"}]), cache)
+        cache.flush()
+        assert len(cache._live) <= 3
+
+    class Failing(MemoryStore):
+        def put_many(self, items: Any) -> None:
+            if any(":next:" in key for key in items):  # the rows of a fold, not the start
+                raise RuntimeError("disk on fire")
+            super().put_many(items)
+
+    failing = SnapshotCache(Failing(), deferred=True)
+    fold_turns(game, start, turns_of([{"role": "user", "content": "x"}]), failing)
+    failing.flush()
+    assert not failing._live and not failing._pending
