@@ -18,6 +18,12 @@ What the stage relies on, kept as it was with httpx:
   ``trust_env`` reads the environment (and ``~/.netrc``) on every request, about 1 ms each.
 - Every failure to reach or read the model server is one :class:`UpstreamFailure`, which
   says whether it was a timeout.
+
+A kept-alive connection may be closed by the model server just as a request is written on it
+(uvicorn and llama.cpp's server close one after 5 idle seconds; a fold of a long chat takes
+longer than that). Idle connections are let go after :data:`KEEP_ALIVE` seconds, before such
+servers close them, and a request whose connection breaks before any answer came is sent once
+more on a new connection, as nginx does with a kept-alive upstream connection.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import aiohttp
 from yarl import URL
 
 Content = bytes | Sequence[bytes | memoryview]  # a body, or the pieces it is sent as
+KEEP_ALIVE = 4.0  # seconds an idle connection to the model server is kept for another request
 MAX_LINE = 16 * 1024 * 1024  # characters of one event-stream line kept before it is a fault
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -53,6 +60,13 @@ def _failure(error: BaseException) -> UpstreamFailure:
 
 
 _FAULTS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
+
+
+def _broken_before_answer(error: BaseException) -> bool:
+    """Whether a request failed because its connection broke before an answer came (a stale
+    kept-alive one), not because the server cannot be reached or was too slow."""
+    return isinstance(error, (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)) and \
+        not isinstance(error, (aiohttp.ClientConnectorError, asyncio.TimeoutError))
 
 
 class ModelReply:
@@ -157,8 +171,8 @@ class ModelClient:
             # by --timeout; how many replies run at once is the clients' and the model
             # server's to bound.
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0), timeout=self._timeout,
-                auto_decompress=True)
+                connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=KEEP_ALIVE),
+                timeout=self._timeout, auto_decompress=True)
         return self._session
 
     async def send(self, method: str, url: URL, headers: Mapping[str, str],
@@ -175,13 +189,17 @@ class ModelClient:
             headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
             url = url.with_user(None)
         data = content if content is None or isinstance(content, bytes) else _Pieces(content)
-        try:
-            response = await self._pool().request(method, url, data=data, headers=headers,
-                                                  allow_redirects=False,
-                                                  proxy=env_proxy(url.scheme, url.host or ""))
-        except _FAULTS as error:
-            raise _failure(error) from None
-        return ModelReply(response)
+        for attempt in (1, 2):
+            try:
+                response = await self._pool().request(
+                    method, url, data=data, headers=headers, allow_redirects=False,
+                    proxy=env_proxy(url.scheme, url.host or ""))
+            except _FAULTS as error:
+                if attempt == 1 and _broken_before_answer(error):
+                    continue  # once more, on a new connection (the broken one is dropped)
+                raise _failure(error) from None
+            return ModelReply(response)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def close(self) -> None:
         if self._session is not None:
@@ -204,5 +222,5 @@ def endpoint(base: URL, route: str) -> URL:
                           keep_query=True)
 
 
-__all__ = ["MAX_LINE", "Content", "ModelClient", "ModelReply", "UpstreamFailure", "endpoint",
-           "env_proxy"]
+__all__ = ["KEEP_ALIVE", "MAX_LINE", "Content", "ModelClient", "ModelReply", "UpstreamFailure",
+           "endpoint", "env_proxy"]

@@ -161,3 +161,86 @@ def test_a_model_silent_past_timeout_is_a_timed_out_failure() -> None:
         asyncio.run(read())
     assert failure.value.timed_out and failure.value.name == "SocketTimeoutError"
     assert got == ["data: first", ""]
+
+
+class _DropsSecondRequest:
+    """A raw HTTP/1.1 server on loopback: on each connection it answers the first request
+    (keep-alive), then closes the connection when the next one arrives, without an answer (a
+    kept-alive connection the server closed as the request was written). ``always``: every
+    request is dropped, new connection or not."""
+
+    def __init__(self, always: bool = False) -> None:
+        self.always = always
+        self.connections = 0
+        self.answered = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        served = 0
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)
+                await reader.readexactly(length)
+                if served or self.always:
+                    return  # closed with no answer
+                served += 1
+                self.answered += 1
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                             b"content-length: 2\r\n\r\n{}")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        finally:
+            writer.close()
+
+
+def _serve_and_send(server: _DropsSecondRequest, requests: int) -> list[int | str]:
+    async def run() -> list[int | str]:
+        listening = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+        port = listening.sockets[0].getsockname()[1]
+        client = ModelClient(5, 5)
+        got: list[int | str] = []
+        try:
+            for _ in range(requests):
+                try:
+                    reply = await client.send("POST", URL(f"http://127.0.0.1:{port}/v1/x"), {},
+                                              (b'{"a":', memoryview(b"1}")))
+                    await reply.close()
+                    got.append(reply.status)
+                except UpstreamFailure as failure:
+                    got.append(failure.name)
+        finally:
+            await client.close()
+            listening.close()
+            await listening.wait_closed()
+        return got
+    return asyncio.run(run())
+
+
+def test_a_kept_alive_connection_closed_under_a_request_is_retried_once_on_a_new_one() -> None:
+    """The model server closed the idle connection as the stage wrote its next request on it
+    (seen with uvicorn's 5 s keep-alive after a long fold): the request goes again, once."""
+    server = _DropsSecondRequest()
+    assert _serve_and_send(server, 3) == [200, 200, 200]
+    assert server.connections == 3 and server.answered == 3
+
+
+def test_a_server_that_drops_every_request_is_a_failure_after_one_retry() -> None:
+    server = _DropsSecondRequest(always=True)
+    got = _serve_and_send(server, 1)
+    assert got == ["ServerDisconnectedError"] and server.connections == 2
+
+
+def test_idle_connections_are_let_go_before_common_servers_close_them() -> None:
+    session = ModelClient(5, 5)._pool
+    assert client_module.KEEP_ALIVE < 5  # uvicorn's and llama.cpp's keep-alive
+
+    async def check() -> float | None:
+        pool = session()
+        try:
+            return pool.connector._keepalive_timeout  # type: ignore[union-attr]
+        finally:
+            await pool.close()
+    assert asyncio.run(check()) == client_module.KEEP_ALIVE
