@@ -6,8 +6,8 @@ Prints:
   turn longer than its chat's last), against a fast scripted model; goal: flat once warm, less
   than 10 % growth from 4,000 to 6,000.
 - **fairness**: the p50 latency of small requests (new 2-turn chats) with the stage idle, then
-  while it folds a 10,000-tag body (a new 2,500-reply chat each time, so nothing is cached);
-  goal: within 2x of idle.
+  while it folds a 10,000-tag body (a new 2,500-reply chat each time, so nothing is cached),
+  three times in turn, 100 requests a phase; goal: within 2x of idle.
 
 Run from the repository root: .venv/bin/python benchmarks/soak.py [--requests 6000] [--cache-mb N]
 """
@@ -123,6 +123,10 @@ async def soak(url: str, pid: int, requests: int) -> list[tuple[int, float]]:
     return marks
 
 
+FAIRNESS_ROUNDS = 3  # idle, then busy, this many times
+FAIRNESS_SAMPLES = 100  # small requests timed in each phase
+
+
 def big_chat(salt: int) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     for index in range(2_500):  # 4 tags a reply: 10,000 tags
@@ -142,27 +146,31 @@ async def fairness(url: str) -> tuple[float, float, int]:
             reply.raise_for_status()
             return time.perf_counter() - started
 
-        idle = [await small(i) for i in range(60)]
-        stop = asyncio.Event()
-        bigs = 0
-
-        async def big() -> None:
-            nonlocal bigs
-            salt = 0
-            while not stop.is_set():
-                salt += 1
-                reply = await client.post(f"{url}/games/game0/v1/chat/completions",
-                                          json={"model": "m", "messages": big_chat(salt)})
-                reply.raise_for_status()
-                bigs += 1
-
-        task = asyncio.create_task(big())
-        await asyncio.sleep(0.5)  # the first big body is being read and folded
+        # Idle and busy in turn, FAIRNESS_ROUNDS times: on a shared machine the idle latency
+        # alone moved by half within minutes, and one phase of each compared two moments.
+        idle: list[float] = []
         busy: list[float] = []
-        for index in range(60):
-            busy.append(await small(1000 + index))
-        stop.set()
-        await task
+        bigs = 0
+        for round_ in range(FAIRNESS_ROUNDS):
+            idle += [await small(round_ * 10_000 + i) for i in range(FAIRNESS_SAMPLES)]
+            stop = asyncio.Event()
+
+            async def big(stop: asyncio.Event = stop, round_: int = round_) -> None:
+                nonlocal bigs
+                salt = round_ * 1_000
+                while not stop.is_set():
+                    salt += 1
+                    reply = await client.post(f"{url}/games/game0/v1/chat/completions",
+                                              json={"model": "m", "messages": big_chat(salt)})
+                    reply.raise_for_status()
+                    bigs += 1
+
+            task = asyncio.create_task(big())
+            await asyncio.sleep(0.5)  # the first big body is being read and folded
+            for index in range(FAIRNESS_SAMPLES):
+                busy.append(await small(round_ * 10_000 + 5_000 + index))
+            stop.set()
+            await task
     return statistics.median(idle) * 1000, statistics.median(busy) * 1000, bigs
 
 
