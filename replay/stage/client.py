@@ -95,24 +95,37 @@ class ModelReply:
         ends at CR, LF or CRLF, as an event stream's do. A line longer than :data:`MAX_LINE`
         is a fault (a server that never ends one must not fill the memory)."""
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        pending = ""
-        async for chunk in self.chunks():
-            pending += decoder.decode(chunk)
-            # A CR at the very end may be the first half of a CRLF: wait for the next chunk.
-            cut = len(pending) - 1 if pending.endswith("\r") else len(pending)
+        line: list[str] = []  # the pieces of the line not ended yet (no line end in them)
+        size = 0
+        held_cr = False  # the text so far ended with a CR: maybe the first half of a CRLF
+        final = False
+        chunks = self.chunks()
+        while not final:
+            try:
+                text = decoder.decode(await anext(chunks))
+            except StopAsyncIteration:
+                text, final = decoder.decode(b"", final=True), True
+            if held_cr and (text or final):
+                yield "".join(line)  # the line ended at that CR (or its CRLF)
+                line, size, held_cr = [], 0, False
+                if text.startswith("\n"):
+                    text = text[1:]
+            # Only the new text is searched (the line so far holds no line end): each byte is
+            # looked at once, however long a line grows.
+            cut = len(text) - 1 if text.endswith("\r") and not final else len(text)
             at = 0
-            for end in _LINE_END.finditer(pending, 0, cut):
-                yield pending[at:end.start()]
+            for end in _LINE_END.finditer(text, 0, cut):
+                yield "".join(line) + text[at:end.start()]
+                line, size = [], 0
                 at = end.end()
-            pending = pending[at:]
-            if len(pending) > MAX_LINE:
+            if at < cut:
+                line.append(text[at:cut])
+                size += cut - at
+            held_cr = cut < len(text)
+            if size > MAX_LINE:
                 raise UpstreamFailure("LineTooLong", False)
-        pending += decoder.decode(b"", final=True)
-        parts = _LINE_END.split(pending)
-        for line in parts[:-1]:
-            yield line
-        if parts[-1]:
-            yield parts[-1]
+        if size:
+            yield "".join(line)
 
     async def close(self) -> None:
         """Let go of the connection: back to the pool when the body was read to its end,

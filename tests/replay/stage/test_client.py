@@ -5,11 +5,15 @@ environment's proxy. Real loopback servers where the network is part of it."""
 from __future__ import annotations
 
 import asyncio
+import itertools
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from stage_servers import ServerThread, free_port
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -244,3 +248,18 @@ def test_idle_connections_are_let_go_before_common_servers_close_them() -> None:
         finally:
             await pool.close()
     assert asyncio.run(check()) == client_module.KEEP_ALIVE
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="a\r\n\u00e9\U0001F600", max_size=40), st.lists(st.integers(0, 200)))
+def test_lines_are_the_whole_texts_lines_wherever_the_chunks_are_cut(
+        text: str, cuts: list[int]) -> None:
+    """However the bytes are cut (inside a CRLF, inside a character), the lines are those of
+    the whole text: split at CR, LF and CRLF, a last empty piece not a line."""
+    raw = text.encode()
+    points = sorted({min(cut, len(raw)) for cut in cuts} | {0, len(raw)})
+    chunks = [raw[a:b] for a, b in itertools.pairwise(points)]
+    expected = re.split(r"\r\n|\r|\n", text)
+    if expected and expected[-1] == "":
+        expected.pop()
+    assert _lines(chunks) == expected
