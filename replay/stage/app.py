@@ -404,8 +404,10 @@ def build_app(config: StageConfig) -> Starlette:
         if isinstance(folder, Response):
             return folder
         try:
-            status, kind, raw = await within(Deadline(config.clock, config.deadline), _fetched(
-                client, upstream.endpoint("models"), _client_headers(request, config)))
+            deadline = Deadline(config.clock, config.deadline)
+            status, kind, raw = await within(deadline, _read_reply(
+                client, "GET", upstream.endpoint("models"), None, _client_headers(request, config),
+                deadline))
         except DeadlinePassed:
             return _deadline_failure(config)
         except UpstreamFailure as failure:
@@ -490,9 +492,9 @@ def build_app(config: StageConfig) -> Starlette:
     async def _whole(request: Request, prepared: Prepared, stream: ReplyStream,
                      headers: dict[str, str], deadline: Deadline) -> Response:
         try:
-            status, raw = await _unless_gone(request, within(deadline, _read_reply(
-                client, upstream.endpoint("chat/completions"), prepared.pieces(), headers,
-                deadline)))
+            status, _, raw = await _unless_gone(request, within(deadline, _read_reply(
+                client, "POST", upstream.endpoint("chat/completions"), prepared.pieces(),
+                headers, deadline)))
         except ClientGone:
             return Response(status_code=499)
         except DeadlinePassed:
@@ -622,23 +624,13 @@ def build_app(config: StageConfig) -> Starlette:
     return app
 
 
-async def _read_reply(client: ModelClient, url: URL, content: Content,
-                      headers: dict[str, str], deadline: Deadline) -> tuple[int, bytes]:
-    """(status, body) of a non-stream request (:func:`read_body`)."""
-    reply = await client.send("POST", url, headers, content)
-    try:
-        return reply.status, await read_body(reply, deadline)
-    finally:
-        await reply.close()
-
-
-async def _fetched(client: ModelClient, url: URL,
-                   headers: dict[str, str]) -> tuple[int, str, bytes]:
-    """(status, content type, body) of a GET (:func:`read_body`; the caller bounds its time)."""
-    reply = await client.send("GET", url, headers)
+async def _read_reply(client: ModelClient, method: str, url: URL, content: Content | None,
+                      headers: dict[str, str], deadline: Deadline) -> tuple[int, str, bytes]:
+    """(status, content type, body) of a request answered whole (:func:`read_body`)."""
+    reply = await client.send(method, url, headers, content)
     try:
         return reply.status, reply.headers.get("content-type", ""), await read_body(
-            reply, Deadline(time.monotonic, None))
+            reply, deadline)
     finally:
         await reply.close()
 

@@ -77,6 +77,11 @@ class Body:
         """A member other than ``messages``, without building :attr:`document`."""
         return self.head[key] if key in self.head else self.tail.get(key)
 
+    def shared_bytes(self, messages: int) -> int:
+        """The bytes up to the end of the first ``messages`` messages (the array's ``[``
+        included): what a body that repeats them shares with this one."""
+        return self.ends[messages - 1] if messages else self.opened
+
     def spliced(self, at: int, message: bytes) -> bytes:
         """The raw body with ``message`` (a JSON object's bytes) inserted as message ``at``."""
         return b"".join(self.pieces(at, message))  # one copy of the body, not three
@@ -261,7 +266,7 @@ def _shared_messages(raw: bytes, old: Body, search: bool) -> int:
 
 def _read_after(raw: bytes, old: Body, shared: int) -> Body:
     """``raw`` that repeats ``old``'s bytes up to the end of its message ``shared``."""
-    cut = old.ends[shared - 1] if shared else old.opened
+    cut = old.shared_bytes(shared)
     text = raw[cut:].decode("utf-8", "surrogatepass")
     messages: list[Any] = []
     ends: list[int] = []
@@ -308,8 +313,7 @@ class BodyReader:
             if best > 0:
                 break
         if most is not None:
-            shared = (body.ends[best - 1] if best else body.opened) \
-                if body is not None and best >= 0 else 0
+            shared = body.shared_bytes(best) if body is not None and best >= 0 else 0
             if len(raw) - shared > most:
                 raise OverBudget
         try:
