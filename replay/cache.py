@@ -968,14 +968,24 @@ class SnapshotCache:
         if full:  # nobody flushes: store now rather than hold without bound
             self.flush()
 
+    def taken(self) -> Callable[[], None]:
+        """What :meth:`save` has kept back until now, as a :meth:`flush` of only that (to run
+        elsewhere): what is saved after this call waits for the next flush, wherever this one
+        runs and however late it starts."""
+        with self._lock:
+            queue, self._queue, self._queued = self._queue, [], 0
+        return lambda: self._flushed(queue)
+
     def flush(self) -> None:
         """Store what :meth:`save` has kept back (the stage does it while the model writes:
         the state's canonical JSON, ~3 ms for a 500-stack state, is not on the reply's path).
 
         What cannot be stored is dropped and logged: a kept-back snapshot never outlives its
         flush, so one bad entry cannot fail later requests."""
-        with self._lock:
-            queue, self._queue, self._queued = self._queue, [], 0
+        self.taken()()
+
+    def _flushed(self, queue: list[tuple[Sequence[Row], Mapping[str, bytes],
+                                         Mapping[bytes, Snapshot]]]) -> None:
         stored: list[bool] = []
         try:
             for rows, windows, replies in queue:

@@ -456,7 +456,9 @@ def build_app(config: StageConfig) -> Starlette:
         # client has the reply: its next request, on any process, finds them. This process's
         # own store is filled once the reply is sent (_stored_after): until then its lookups
         # see them anyway, and a flush in a thread beside the reply took the GIL from it.
-        storing = _in_thread(cache.flush) if cache.pending and not local else None
+        # What this request folded, taken now: the reply's own snapshot (saved once it is
+        # answered) waits for the next flush, however late the thread starts.
+        storing = _in_thread(cache.taken()) if cache.pending and not local else None
         if trimming.due():
             _in_thread(give_back)
         deadline = Deadline(config.clock, config.deadline)
