@@ -4,7 +4,9 @@ Prints:
 - **memory**: the stage's resident set size (RSS, from /proc) after 2,000, 4,000 and 6,000
   requests of growing chats in 20 games (3 chats a game, 50 requests at once, each request one
   turn longer than its chat's last), against a fast scripted model; goal: flat once warm, less
-  than 10 % growth from 4,000 to 6,000.
+  than 10 % growth from 4,000 to 6,000. Beside it, what the snapshot store holds (its own
+  count, from /healthz) and the RSS besides it: the store fills towards its bound
+  (``--cache-mb``) as it should, and the rest is what must stay flat.
 - **fairness**: the p50 latency of small requests (new 2-turn chats) with the stage idle, then
   while it folds a 10,000-tag body (a new 2,500-reply chat each time, so nothing is cached),
   three times in turn, 100 requests a phase; goal: within 2x of idle.
@@ -92,14 +94,17 @@ def games_folder() -> Path:
     return root
 
 
-async def soak(url: str, pid: int, requests: int) -> list[tuple[int, float]]:
+Mark = tuple[int, float, float]  # requests done, RSS MB, MB the snapshot store holds
+
+
+async def soak(url: str, pid: int, requests: int) -> list[Mark]:
     chats: dict[tuple[int, int], list[dict[str, Any]]] = {
         (g, c): [] for g in range(GAMES) for c in range(CHATS_PER_GAME)}
     order = [key for _ in range(requests // len(chats) + 1) for key in chats][:requests]
     locks = {key: asyncio.Lock() for key in chats}
     gate = asyncio.Semaphore(AT_ONCE)
     done = 0
-    marks: list[tuple[int, float]] = []
+    marks: list[Mark] = []
     # Idle connections are dropped before uvicorn's 5 s keep-alive ends them: a request sent
     # on a connection the server is closing that moment fails with a ReadError.
     async with httpx.AsyncClient(timeout=300, limits=httpx.Limits(
@@ -117,7 +122,9 @@ async def soak(url: str, pid: int, requests: int) -> list[tuple[int, float]]:
                                 "content": reply.json()["choices"][0]["message"]["content"]})
                 done += 1
                 if done % 2000 == 0:
-                    marks.append((done, rss_mb(pid)))
+                    at, rss = done, rss_mb(pid)
+                    held = (await client.get(f"{url}/healthz")).json()["snapshots"]["bytes"]
+                    marks.append((at, rss, held / 2**20))
 
         await asyncio.gather(*(one(key) for key in order))
     return marks
@@ -206,11 +213,14 @@ def main() -> None:
     try:
         print(f"stage RSS at start: {rss_mb(stage.pid):.0f} MB")
         marks = asyncio.run(soak(url, stage.pid, requests))
-        for done, rss in marks:
-            print(f"after {done:>6,} requests: RSS {rss:6.0f} MB")
+        for done, rss, held in marks:
+            print(f"after {done:>6,} requests: RSS {rss:6.0f} MB, of which the snapshot "
+                  f"store holds {held:5.1f} MB; the rest {rss - held:6.1f} MB")
         if len(marks) >= 3:
-            print(f"growth from {marks[-2][0]:,} to {marks[-1][0]:,}: "
-                  f"{(marks[-1][1] / marks[-2][1] - 1) * 100:+.1f} % (goal: under 10 %)")
+            (before, rss0, held0), (after, rss1, held1) = marks[-2], marks[-1]
+            print(f"growth from {before:,} to {after:,}: RSS {(rss1 / rss0 - 1) * 100:+.1f} % "
+                  f"(goal: under 10 %); the store {held1 - held0:+.1f} MB; the rest "
+                  f"{((rss1 - held1) / (rss0 - held0) - 1) * 100:+.1f} %")
         idle, busy, bigs = asyncio.run(fairness(url))
         print(f"small requests p50: idle {idle:.1f} ms, while 10,000-tag bodies fold "
               f"{busy:.1f} ms ({busy / idle:.2f}x of idle; goal: at most 2x; {bigs} big "

@@ -150,6 +150,12 @@ class MemoryStore:
             self._items.clear()
             self.size = 0
 
+    def usage(self) -> dict[str, int]:
+        """Bytes held now (as counted against the bound), the bound, and entries."""
+        with self._lock:
+            return {"bytes": self.size, "max_bytes": self.max_bytes,
+                    "entries": len(self._items)}
+
     def __len__(self) -> int:
         return len(self._items)
 
@@ -418,6 +424,17 @@ class LayeredStore:
 
     def claim_many(self, items: Mapping[str, bytes]) -> None:
         self.far.claim_many(items)
+
+
+def store_usage(store: Store) -> dict[str, Any]:
+    """What ``store`` holds in this process: ``{"store": "memory" or "redis", "bytes",
+    "max_bytes", "entries"}`` of the in-process LRU (with Redis, the layer in front of it;
+    Redis's own memory is Redis's to report)."""
+    if isinstance(store, LayeredStore):
+        return {"store": "redis", **store.near.usage()}
+    if isinstance(store, MemoryStore):
+        return {"store": "memory", **store.usage()}
+    return {"store": type(store).__name__}
 
 
 def open_store(redis_url: str | None, ttl: int = DEFAULT_TTL,

@@ -44,6 +44,7 @@ from ..cache import (
     Store,
     fold_turns,
     reply_position,
+    store_usage,
 )
 from ..files import InputError, load_party, load_ruleset, read_json
 from ..fold import replay
@@ -383,7 +384,8 @@ def build_app(config: StageConfig) -> Starlette:
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok", "games": sorted(games.ready),
-                             "broken": sorted(games.broken)})
+                             "broken": sorted(games.broken),
+                             "snapshots": store_usage(config.store)})
 
     def _game(request: Request) -> GameFolder | Response:
         if not _authorised(request, config):

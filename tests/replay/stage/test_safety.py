@@ -42,12 +42,16 @@ from engine.rules.memo import IdentityMemo
 from replay import cache as cache_module
 from replay import replay
 from replay.cache import (
+    DEFAULT_CACHE_MB,
     ENTRY_OVERHEAD,
     Budget,
+    LayeredStore,
     MemoryStore,
     OverBudget,
+    RedisStore,
     SnapshotCache,
     fold_turns,
+    store_usage,
 )
 from replay.files import load_party, load_ruleset
 from replay.formats.openai import read_turns
@@ -530,6 +534,39 @@ def test_the_in_process_store_never_holds_more_than_its_bytes() -> None:
         assert store.size <= store.max_bytes
     assert store.size == sum(len(k) + len(v) + ENTRY_OVERHEAD for k, v in store._items.items())
     assert store.get_many(["k1999"]) == [b"x" * (1999 % 700)]
+
+
+def test_healthz_says_what_the_in_process_store_holds_against_its_bound(
+        games_dir: Path) -> None:
+    """Finding 6: what the store holds is visible (the soak benchmark prints it beside RSS),
+    counted as its bound counts it, and never above the bound."""
+    upstream = Upstream(games_dir)
+    upstream.respond = lambda request: JSONResponse({"choices": [{
+        "index": 0, "finish_reason": "stop",
+        "message": {"content": 'A torch. [inventory: action="add" item="Torch" who="Ada"]'}}]})
+    health = upstream.server.url + "/healthz"
+    try:
+        before = httpx.get(health, timeout=60).json()["snapshots"]
+        assert before == {"store": "memory", "bytes": 0, "entries": 0,
+                          "max_bytes": DEFAULT_CACHE_MB * 1024 * 1024}
+        history = [user("hello")]
+        for _ in range(3):
+            reply = httpx.post(upstream.server.url + "/games/harrow/v1/chat/completions",
+                               json={"messages": history}, timeout=60).json()
+            history += [gm(reply["choices"][0]["message"]["content"]), user("and then?")]
+        after = httpx.get(health, timeout=60).json()["snapshots"]
+    finally:
+        upstream.stop()
+    assert after["entries"] > 0 and 0 < after["bytes"] <= after["max_bytes"]
+    assert after["bytes"] > after["entries"] * ENTRY_OVERHEAD  # keys and values counted too
+
+
+def test_store_usage_names_the_in_process_layer_in_front_of_redis() -> None:
+    near = LayeredStore(RedisStore("redis://127.0.0.1:1/0"), near_bytes=5_000)
+    near.near.put_many({"snap:a": b"x" * 10})
+    assert store_usage(near) == {"store": "redis", "bytes": 6 + 10 + ENTRY_OVERHEAD,
+                                 "max_bytes": 5_000, "entries": 1}
+    assert store_usage(MemoryStore(max_bytes=7))["max_bytes"] == 7
 
 
 def test_the_stage_gives_freed_memory_back_every_so_many_requests(

@@ -247,9 +247,10 @@ def test_key_size_limit_unknown_game_and_bad_bodies(model: FakeModel, games_dir:
 
 
 def test_healthz_and_models(stage: Stage) -> None:
-    assert httpx.get(stage.url("/healthz")).json() == {"status": "ok",
-                                                       "games": ["harrow", "harrow-block"],
-                                                       "broken": []}
+    health = httpx.get(stage.url("/healthz")).json()
+    assert {k: health[k] for k in ("status", "games", "broken")} == {
+        "status": "ok", "games": ["harrow", "harrow-block"], "broken": []}
+    assert health["snapshots"]["store"] == "memory"
     assert httpx.get(stage.url("/games/harrow/v1/models")).json()["data"][0]["id"] == "fake-gm"
 
 
