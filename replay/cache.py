@@ -578,6 +578,8 @@ def window_hash(turns: Sequence[Turn]) -> bytes:
 def common_prefix(left: Sequence[Any], right: Sequence[Any]) -> int:
     """How many leading items two sequences share, compared a block at a time (C speed)."""
     size = min(len(left), len(right))
+    if not size or left[0] != right[0]:  # most often, two chats that differ from the start
+        return 0
     at = 0
     while at < size:
         end = min(at + 256, size)

@@ -77,6 +77,19 @@ class Body:
         """A member other than ``messages``, without building :attr:`document`."""
         return self.head[key] if key in self.head else self.tail.get(key)
 
+    @cached_property
+    def view(self) -> memoryview:
+        """:attr:`raw` without copies, to compare a next body's bytes with pieces of it."""
+        return memoryview(self.raw)
+
+    @cached_property
+    def probes(self) -> tuple[tuple[int, int, int], ...]:
+        """(start, end, count) of each of the last :data:`PROBES` messages, last first: the
+        counts :func:`_probed` tries for every recent body, worked out once per body."""
+        ends, count = self.ends, len(self.ends)
+        return tuple((ends[probe - 2] if probe > 1 else self.opened, ends[probe - 1], probe)
+                     for probe in range(count, max(count - PROBES, 0), -1))
+
     def shared_bytes(self, messages: int) -> int:
         """The bytes up to the end of the first ``messages`` messages (the array's ``[``
         included): what a body that repeats them shares with this one."""
@@ -238,26 +251,28 @@ def _finish(raw: bytes, text: str, at: int, head: dict[str, Any],
                 weakref.ref(base) if base is not None else None, shared)
 
 
-def _shared_messages(raw: bytes, old: Body, search: bool) -> int:
-    """How many leading messages of ``old`` ``raw`` repeats byte for byte; -1 when not even
-    the bytes before the array. Only the last :data:`PROBES` counts are tried unless
-    ``search`` (a binary search: each try is one ``memcmp``, which stops at a difference)."""
-    view = memoryview(old.raw)
+def _probed(raw: bytes, old: Body) -> int:
+    """How many leading messages of ``old`` ``raw`` repeats byte for byte, trying only its
+    last :data:`PROBES` counts: -1 when not even the bytes before the array match, 0 when
+    none of those counts does (a shorter shared prefix is :func:`_searched`'s to find)."""
+    view = old.view
     if not raw.startswith(view[:old.opened]):
         return -1
-    ends = old.ends
-    count = len(ends)
-    for probe in range(count, max(count - PROBES, 0), -1):  # the usual case: only the end moved
-        start = ends[probe - 2] if probe > 1 else old.opened
+    for start, end, count in old.probes:  # the usual case: only the end moved
         # The message itself first (a few bytes), then everything before it (one memcmp).
-        if raw.startswith(view[start:ends[probe - 1]], start) and raw.startswith(view[:start]):
-            return probe
-    if not search:
-        return 0
-    low, high = 0, max(count - PROBES, 0)  # low is known to match; find the last that does
+        if raw.startswith(view[start:end], start) and raw.startswith(view[:start]):
+            return count
+    return 0
+
+
+def _searched(raw: bytes, old: Body) -> int:
+    """The shared count below ``old``'s last :data:`PROBES` (where :func:`_probed` found
+    none): a binary search, each try one ``memcmp``, which stops at a difference."""
+    view = old.view
+    low, high = 0, len(old.ends) - PROBES  # low is known to match; find the last that does
     while low < high:
         middle = (low + high + 1) // 2
-        if raw.startswith(view[:ends[middle - 1]]):
+        if raw.startswith(view[:old.ends[middle - 1]]):
             low = middle
         else:
             high = middle - 1
@@ -302,16 +317,22 @@ class BodyReader:
         body: Body | None = None
         best = -1
         # Newest first: the first whose last messages match is this chat's previous request;
-        # only when none does (an edit deep in the chat) is each searched.
-        for search in (False, True):
-            for old in reversed(recent):
-                shared = _shared_messages(raw, old, search)
+        # only when none does (an edit deep in the chat, or a new chat) are the others
+        # searched, those longer than the probes whose bytes before the array match.
+        deeper: list[Body] = []
+        for old in reversed(recent):
+            shared = _probed(raw, old)
+            if shared > best:
+                body, best = old, shared
+            if shared > 0:
+                break
+            if shared == 0 and len(old.ends) > PROBES:
+                deeper.append(old)
+        if best <= 0:
+            for old in deeper:
+                shared = _searched(raw, old)
                 if shared > best:
                     body, best = old, shared
-                if shared > 0 and not search:
-                    break
-            if best > 0:
-                break
         if most is not None:
             shared = body.shared_bytes(best) if body is not None and best >= 0 else 0
             if len(raw) - shared > most:

@@ -179,3 +179,26 @@ def test_the_recent_bodies_are_bounded_in_bytes() -> None:
         reader.read(json.dumps({"messages": big}).encode())
         assert reader._bytes <= 50_000 or len(reader._recent) == 1
         assert reader._bytes == sum(len(b.raw) for b in reader._recent)
+
+
+def test_an_edit_deep_in_a_chat_shares_the_longest_prefix_of_any_recent_body() -> None:
+    """Where no recent body's last messages match (an edit deep in the chat, a new chat), each
+    body longer than the probes is searched, and the longest shared prefix wins whichever body
+    holds it; a new chat shares nothing and still reads as json.loads reads it."""
+    def raw(messages: list[dict[str, str]]) -> bytes:
+        return json.dumps({"model": "m", "messages": messages}).encode()
+
+    reader = BodyReader()
+    chat = [{"role": "system", "content": "GM."}] + [
+        {"role": "user" if i % 2 else "assistant", "content": f"line {i}"} for i in range(30)]
+    whole = reader.read(raw(chat))
+    branch = [{"role": "user", "content": f"another way {i}"} for i in range(6)]
+    reader.read(raw([*chat[:5], *branch]))  # shares 5, and none of its last messages
+    reader.read(raw([{"role": "user", "content": "a chat of its own"}]))  # newest, shares 0
+    edited = [*chat[:20], {"role": "user", "content": "edited"}, *chat[21:]]
+    read = reader.read(raw(edited))
+    assert read.base is whole and read.shared == 20
+    assert read.document == {"model": "m", "messages": edited}
+    fresh = reader.read(raw([{"role": "user", "content": "hello"}]))
+    assert fresh.shared == 0 and fresh.document == {"model": "m", "messages": [
+        {"role": "user", "content": "hello"}]}
