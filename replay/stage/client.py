@@ -105,7 +105,9 @@ class ModelReply:
                 text = decoder.decode(await anext(chunks))
             except StopAsyncIteration:
                 text, final = decoder.decode(b"", final=True), True
-            if held_cr and (text or final):
+            if not text and not final:
+                continue  # the chunk held only part of a character: nothing has changed
+            if held_cr:
                 yield "".join(line)  # the line ended at that CR (or its CRLF)
                 line, size, held_cr = [], 0, False
                 if text.startswith("\n"):

@@ -12,7 +12,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from stage_servers import ServerThread, free_port
 from starlette.applications import Starlette
@@ -54,6 +54,8 @@ def test_lines_end_at_lf_crlf_and_cr_even_split_across_chunks() -> None:
         ["data: a", "data: b", "data: c", "", "data: d"]
     assert _lines([b"one\r\n", b"\r\n", b"two\r"]) == ["one", "", "two"]
     assert _lines([]) == [] and _lines([b""]) == []
+    # a CR, then a character cut in two: the CR still ends its (empty) line
+    assert _lines([b"\r", b"\xc3", b"\xa9"]) == ["", "\u00e9"]
 
 
 def test_a_character_split_across_chunks_is_whole_and_bad_bytes_are_replaced() -> None:
@@ -252,6 +254,7 @@ def test_idle_connections_are_let_go_before_common_servers_close_them() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="a\r\n\u00e9\U0001F600", max_size=40), st.lists(st.integers(0, 200)))
+@example(text="\r\u00e9", cuts=[1, 2])  # found by this test: the CR before a split character
 def test_lines_are_the_whole_texts_lines_wherever_the_chunks_are_cut(
         text: str, cuts: list[int]) -> None:
     """However the bytes are cut (inside a CRLF, inside a character), the lines are those of
