@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,19 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+class RealTimeLoop(asyncio.SelectorEventLoop):
+    """An event loop on the system's monotonic clock, read where freezegun does not reach.
+
+    A server thread lives on while a test freezes the clock (the session's fake model does).
+    freezegun's ``real_asyncio`` swaps the loops' clock back only after it has frozen
+    ``time.monotonic``, and before it unfreezes it: a timer set in between (uvicorn's 0.1 s
+    tick) was due decades later, and that server never saw its stop (32 s of join timeouts
+    at the end of the session)."""
+
+    def time(self) -> float:
+        return time.clock_gettime(time.CLOCK_MONOTONIC)
+
+
 class ServerThread:
     """An ASGI app served by uvicorn in a thread on an already listening socket."""
 
@@ -76,9 +90,16 @@ class ServerThread:
         self.port = int(self.sock.getsockname()[1])
         self.url = f"http://127.0.0.1:{self.port}"
         self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
-                                       daemon=True)
+        self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
+
+    def _run(self) -> None:
+        loop = RealTimeLoop()
+        try:
+            loop.run_until_complete(self.server.serve(sockets=[self.sock]))
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
 
     def stop(self) -> None:
         self.server.should_exit = True

@@ -196,7 +196,7 @@ def test_a_near_entry_lives_no_longer_than_redis_keeps_it(own_redis: RedisServer
     process wrote for the TTL; past that the near copy is not used, Redis is asked."""
     client = redis.Redis.from_url(own_redis.url)
     client.set("gmtags:snap:short", b"S", ex=10)
-    with freeze_time("2026-12-01 12:00:00") as frozen:
+    with freeze_time("2026-12-01 12:00:00", real_asyncio=True) as frozen:
         store = LayeredStore(RedisStore(own_redis.url, ttl=100), 1 << 20)
         store.put_many({"gmtags:snap:mine": b"M"})
         assert store.get_many(["gmtags:snap:short"]) == [b"S"]
@@ -212,7 +212,7 @@ def test_a_near_entry_lives_no_longer_than_redis_keeps_it(own_redis: RedisServer
 def test_a_key_written_without_expiry_is_kept_near_for_the_ttl(own_redis: RedisServer) -> None:
     client = redis.Redis.from_url(own_redis.url)
     client.set("gmtags:state:forever", b"F")
-    with freeze_time("2026-12-01 12:00:00") as frozen:
+    with freeze_time("2026-12-01 12:00:00", real_asyncio=True) as frozen:
         store = LayeredStore(RedisStore(own_redis.url, ttl=30), 1 << 20)
         assert store.get_many(["gmtags:state:forever"]) == [b"F"]
         client.delete("gmtags:state:forever")
@@ -226,7 +226,7 @@ def test_redis_restarted_is_tried_again_after_the_retry_interval(
         own_redis: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
     """Down: a miss, logged once; left alone for RETRY_AFTER seconds (back meanwhile, it is
     still not asked); then asked again, and its return logged."""
-    with freeze_time("2026-12-01 12:00:00") as frozen, caplog.at_level(
+    with freeze_time("2026-12-01 12:00:00", real_asyncio=True) as frozen, caplog.at_level(
             logging.WARNING, logger="gmtags.cache"):
         store = RedisStore(own_redis.url, ttl=60, timeout=0.5)
         store.put_many({"gmtags:snap:x": b"1"})
