@@ -108,8 +108,11 @@ def test_parse_reads_standard_input():
 def test_schema_validates_the_fixture_rulesets():
     result = run("schema")
     schema = json.loads(result.stdout)
+    kind = jsonschema.validators.validator_for(schema)
+    kind.check_schema(schema)  # once: jsonschema.validate checks it again each call (0.45 s)
+    validator = kind(schema)
     for path in sorted((FIXTURES / "rulesets").glob("*.json")):
-        jsonschema.validate(json.loads(path.read_text()), schema)
+        validator.validate(json.loads(path.read_text()))
 
 
 def test_replay_without_a_party_uses_one_default_character():
