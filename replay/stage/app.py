@@ -54,6 +54,7 @@ from ..transcript import TranscriptError
 from .answering import AnswerMode, ReplyStream
 from .body import Body, BodyReader
 from .client import Content, ModelClient, ModelReply, UpstreamFailure
+from .courtesy import LoopFirst
 from .memory import Every, give_back
 from .midreply import LegFailed, MidReply, MidReplyOptions, late_places, read_options
 from .reading import Deadline, DeadlinePassed, completion_of, read_body, within
@@ -262,15 +263,17 @@ class Prepared:
 
 
 def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Body,
-            budget: Budget | None = None) -> Prepared:
+            budget: Budget | None = None,
+            pause: Callable[[], None] | None = None) -> Prepared:
     """Fold the request's transcript and add the GM section to its messages.
 
     A :class:`Body` (the client's bytes, read by a :class:`BodyReader`) lets the turns of the
     messages it shares with a recent request be reused without comparing them again. With a
     ``budget`` (on the event loop), a fold larger than it raises :class:`OverBudget` before
-    anything is folded; without one (in a worker thread), the fold gives the GIL back between
-    its replies, so that small requests on the event loop are not kept waiting behind it
-    (issue 22, finding 8)."""
+    anything is folded; without one (in a worker thread), ``pause`` is called between its
+    replies (default: let go of the GIL for a moment; the stage passes a
+    :class:`~replay.stage.courtesy.LoopFirst`), so that small requests on the event loop are
+    not kept waiting behind it (issue 22, finding 8)."""
     read = body if isinstance(body, Body) else None
     messages = read.messages if read is not None else cast(dict[str, Any], body)["messages"]
     like = (read.base.messages, read.shared) if read is not None and read.base else None
@@ -280,7 +283,10 @@ def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Bod
         # SillyTavern's Continue: the last GM message is the start of the reply being written.
         before = turns[-1].text
         turns = cache.drop_last(turns)
-    pause = None if budget is not None else _yield_gil
+    if budget is not None:
+        pause = None
+    elif pause is None:
+        pause = _yield_gil
     outcome = fold_turns(folder.game, folder.start, turns, cache, pause, budget)
     section = folder.section(outcome.snapshot.state, outcome.snapshot.last_answers)
     leading = 0
@@ -445,7 +451,8 @@ def build_app(config: StageConfig) -> Starlette:
                 with suppress(OverBudget):  # nothing was folded: fold it where it may take long
                     prepared = prepare(folder, cache, read, INLINE_FOLD)
             if prepared is None:
-                prepared = await run_in_threadpool(prepare, folder, cache, read)
+                prepared = await run_in_threadpool(
+                    prepare, folder, cache, read, None, LoopFirst(asyncio.get_running_loop()))
         except TranscriptError as failure:
             return error(400, str(failure)), None
         stream = ReplyStream(folder.game, prepared.outcome.snapshot.state,

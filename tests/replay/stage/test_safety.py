@@ -57,7 +57,7 @@ from replay.files import load_party, load_ruleset
 from replay.formats.openai import read_turns
 from replay.record import answered_form, answered_tags, read_source
 from replay.stage import app as stage_app
-from replay.stage import memory
+from replay.stage import courtesy, memory
 from replay.stage import upstream as upstream_module
 from replay.stage.app import StageConfig, build_app, load_games
 
@@ -375,7 +375,7 @@ def test_large_work_is_done_off_the_event_loop_and_small_work_on_it(
     """Finding 8: a large fold must not hold the loop. What decides is the work, not the
     body's size: a body with more than INLINE_BODY bytes to parse (what it does not share
     with a recent body) is parsed in a worker thread, and a fold larger than INLINE_FOLD is
-    folded there, giving the GIL back after each reply; the next request of the same long
+    folded there, with the stage's pause after each reply (LoopFirst); the next request of the same long
     chat is small work (two new turns) and stays on the loop (a thread hop costs more)."""
     threads: dict[str, list[int]] = {"parse": [], "prepare": []}
     parse, prepare = stage_app._parse, stage_app.prepare
@@ -391,7 +391,14 @@ def test_large_work_is_done_off_the_event_loop_and_small_work_on_it(
     yields: list[int] = []
     monkeypatch.setattr(stage_app, "_parse", parsing)
     monkeypatch.setattr(stage_app, "prepare", preparing)
-    monkeypatch.setattr(stage_app, "_yield_gil", lambda: yields.append(1))
+
+    class Counted(courtesy.LoopFirst):
+        """The stage's pause of a fold in a thread, counted."""
+
+        def __call__(self) -> None:
+            yields.append(1)
+            super().__call__()
+    monkeypatch.setattr(stage_app, "LoopFirst", Counted)
     big = [m for index in range(400) for m in (
         user(f"turn {index} " + "x" * 100),
         gm('Found. [inventory: action="add" item="Torch" who="Ada"]'))]
