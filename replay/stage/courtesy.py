@@ -6,10 +6,11 @@ switch interval (1 ms) before it could run, and lost the GIL again at its next `
 where the fold took it back. Small requests took about twice as long while a big body folded.
 
 :class:`LoopFirst` is the fold's ``pause`` (called after each GM reply it folds). When the
-loop's selector has I/O waiting, it hands the loop a turn and waits, off the GIL, until the
-loop has nothing more ready (at most :data:`MOST_WAIT` seconds); otherwise it only lets go of
-the GIL for a moment, as before. After a turn the fold works at least as long as it waited
-before it gives another, so a loop that is always busy takes at most half of a fold's time.
+loop has callbacks ready or its selector has I/O waiting, it hands the loop a turn and waits,
+off the GIL, until the loop has nothing more ready (at most :data:`MOST_WAIT` seconds);
+otherwise it only lets go of the GIL for a moment, as before. After a turn the fold works at
+least as long as it waited before it gives another, so a loop that is always busy takes at
+most half of a fold's time.
 
 It reads two attributes asyncio keeps to itself, the loop's selector and its queue of ready
 callbacks; on a loop without them (uvloop, another implementation) it does only the latter.
@@ -39,8 +40,10 @@ class LoopFirst:
         self.turns = 0  # turns handed to the loop (for tests and curiosity)
 
     def _waiting(self) -> bool:
-        """Whether the loop's selector has I/O ready now (level-triggered: asking takes
-        nothing away from the loop)."""
+        """Whether the loop has callbacks ready (it is waiting for the GIL to run them), or
+        its selector has I/O ready (level-triggered: asking takes nothing from the loop)."""
+        if getattr(self._loop, "_ready", None):
+            return True  # callbacks ready: the loop is waiting for the GIL to run them
         if self._selector is None:
             return False
         try:

@@ -76,6 +76,17 @@ def test_with_io_waiting_the_fold_waits_until_the_loop_has_nothing_ready(
     assert pause.turns == 1 and loop.posted == 1
 
 
+def test_callbacks_ready_on_the_loop_are_work_waiting_too() -> None:
+    """A loop with callbacks ready but no I/O is between two iterations, waiting for the GIL
+    (a request's next step): it is given its turn as well."""
+    loop = FakeLoop()
+    loop.call_soon(lambda: None)
+    pause = LoopFirst(loop)  # type: ignore[arg-type]
+    assert pause._waiting()
+    loop.run_once()
+    assert not pause._waiting()
+
+
 def test_a_loop_that_is_always_busy_gets_a_bounded_turn() -> None:
     """The check hops at most MOST_HOPS iterations, then lets the fold go on."""
     loop = FakeLoop()
