@@ -409,8 +409,8 @@ def main() -> None:
     # round, compared with the last: what the stage's reader does with such a body): how much
     # of the 10,000-turn figure is reading the body's bytes rather than work that grows with
     # the chat.
-    size = len(json.dumps({"messages": chat(SIZES[-1])}).encode())
     read_first = interleaved(folder, [CHECK], chat(SIZES[-1]))
+    size = len(read_first[SIZES[0]].last_first)  # the body it read beside each round
     live = streamed(folder)
     print(f"{'turns':>7}  {'prepare p50 ms':>14}  {'vs 10 turns':>11}  "
           f"{'changing p50 ms':>15}  {'vs 10 turns':>11}  {'store p50 ms':>12}  "

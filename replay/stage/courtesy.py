@@ -34,6 +34,7 @@ class LoopFirst:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._selector: Any = getattr(loop, "_selector", None)
+        self._ready: Any = getattr(loop, "_ready", None)  # one deque for the loop's life
         self._turn_over = threading.Event()
         self._hops = 0
         self._not_before = 0.0  # no turn before this (perf_counter): the fold's own share
@@ -42,7 +43,7 @@ class LoopFirst:
     def _waiting(self) -> bool:
         """Whether the loop has callbacks ready (it is waiting for the GIL to run them), or
         its selector has I/O ready (level-triggered: asking takes nothing from the loop)."""
-        if getattr(self._loop, "_ready", None):
+        if self._ready:
             return True  # callbacks ready: the loop is waiting for the GIL to run them
         if self._selector is None:
             return False
@@ -54,8 +55,7 @@ class LoopFirst:
     def _check(self) -> None:
         """On the loop: once nothing else is ready (or after MOST_HOPS iterations), the
         fold may go on."""
-        ready = getattr(self._loop, "_ready", None)
-        if ready and self._hops < MOST_HOPS:
+        if self._ready and self._hops < MOST_HOPS:
             self._hops += 1
             self._loop.call_soon(self._check)
         else:

@@ -375,8 +375,9 @@ def test_large_work_is_done_off_the_event_loop_and_small_work_on_it(
     """Finding 8: a large fold must not hold the loop. What decides is the work, not the
     body's size: a body with more than INLINE_BODY bytes to parse (what it does not share
     with a recent body) is parsed in a worker thread, and a fold larger than INLINE_FOLD is
-    folded there, with the stage's pause after each reply (LoopFirst); the next request of the same long
-    chat is small work (two new turns) and stays on the loop (a thread hop costs more)."""
+    folded there, with the stage's pause after each reply (LoopFirst); the next request of
+    the same long chat is small work (two new turns) and stays on the loop (a thread hop
+    costs more)."""
     threads: dict[str, list[int]] = {"parse": [], "prepare": []}
     parse, prepare = stage_app._parse, stage_app.prepare
 
