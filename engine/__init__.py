@@ -10,11 +10,15 @@ from .actions.answers import Answer, answer_attrs, every_answer_attr
 from .actions.events import EVENTS, apply_event
 from .actions.reply import (
     ACTIONS,
+    MAX_REPEATS,
     MAX_TAGS_PER_REPLY,
     answer_tag,
     apply_reply,
     mark_mid_reply,
     may_stop,
+    repeat_refusal,
+    repeats,
+    same_tag,
 )
 from .dice import DiceExpr, DiceRoll, Stream, parse_dice, roll
 from .rules.context import TurnContext
@@ -25,12 +29,13 @@ from .rules.state import Character, Place, Stack, State
 from .ruleset import Problem, Ruleset, RulesetError
 from .text.host import describe_bag, describe_stack, purse_summary, ruleset_coins, ruleset_items
 
-ENGINE_VERSION = "0.1.0"
+ENGINE_VERSION = "0.2.0"  # with the answers it gives: snapshots of another version are not reused
 
 __all__ = [
     "ACTIONS",
     "ENGINE_VERSION",
     "EVENTS",
+    "MAX_REPEATS",
     "MAX_TAGS_PER_REPLY",
     "Answer",
     "CatalogItem",
@@ -59,9 +64,12 @@ __all__ = [
     "may_stop",
     "parse_dice",
     "purse_summary",
+    "repeat_refusal",
+    "repeats",
     "roll",
     "ruleset_coins",
     "ruleset_items",
+    "same_tag",
     "start_session",
     "start_state",
 ]

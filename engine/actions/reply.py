@@ -43,6 +43,12 @@ from .declare import Action, table
 # tags costs linear time, not 100,000 state changes.
 MAX_TAGS_PER_REPLY = 500
 
+# The most times one reply gets the same tag answered (its kind and attributes, in any order):
+# a GM may mean the same thing two or three times in a reply (two arrows, three torches), a
+# small model in a loop writes it dozens of times. Later copies are refused unapplied, and the
+# stage ends a reply at the first of them, so the saved chat never holds one.
+MAX_REPEATS = 3
+
 # The declared actions, in the order the GM is taught them (engine.text.prompt.instructions).
 ACTIONS: dict[tuple[str, str | None], Action] = table(
     bags.add, bags.remove, money.pay, money.earn, gear.set_count, gear.give, gear.equip,
@@ -195,9 +201,40 @@ def may_stop(tags: Sequence[Tag], index: int) -> bool:
     tag = tags[index]
     if tag.malformed is not None or tag.kind in FIGHT_KINDS or action_of(tag) is None:
         return False
+    if index >= MAX_REPEATS and index in repeats(tags[:index + 1]):
+        return False
     if any(earlier.kind in FIGHT_KINDS for earlier in tags[:index]):
         return False
     return tag.kind != "place" or index == 0
+
+
+def same_tag(tag: Tag) -> tuple[str, tuple[tuple[str, str], ...] | str]:
+    """What makes two tags of a reply the same tag (:data:`MAX_REPEATS`): the kind and the
+    attributes in any order; a malformed tag by its text."""
+    if tag.malformed is not None:
+        return tag.kind, tag.raw
+    return tag.kind, tuple(sorted(tag.attrs))
+
+
+def repeats(tags: Sequence[Tag]) -> frozenset[int]:
+    """The tags of a reply written after the same tag was written :data:`MAX_REPEATS` times."""
+    if len(tags) <= MAX_REPEATS:
+        return frozenset()
+    seen: dict[tuple[str, tuple[tuple[str, str], ...] | str], int] = {}
+    over = []
+    for index, tag in enumerate(tags):
+        key = same_tag(tag)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > MAX_REPEATS:
+            over.append(index)
+    return frozenset(over)
+
+
+def repeat_refusal(tag: Tag) -> Answer:
+    """The answer to a tag past :data:`MAX_REPEATS` copies in its reply: nothing is done."""
+    return refused(tag, reasons.REPEATED_TAG,
+                   f"The same tag was already answered {MAX_REPEATS} times in this reply; this "
+                   "copy was not applied. Write a tag once for each thing that happens.")
 
 
 def settled(tags: Sequence[Tag]) -> tuple[int, ...]:
@@ -248,6 +285,7 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag], ctx: TurnContext,
         answer = mark_mid_reply(answer) if stops else answer
         return _end_of_round(game, state, after, [answer], ctx)
     before = state
+    over = repeats(tags)
     answers: list[Answer | None] = [None] * len(tags)
     ordinals: dict[str, int] = {}
     position = 0
@@ -268,7 +306,9 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag], ctx: TurnContext,
                 indexes = sorted(indexes, key=lambda i: (ranks[i], i))
             for index in indexes:
                 tag = tags[index]
-                if position >= MAX_TAGS_PER_REPLY:
+                if index in over:
+                    answers[index] = repeat_refusal(tag)
+                elif position >= MAX_TAGS_PER_REPLY:
                     answers[index] = refused(tag, reasons.TOO_MANY_TAGS,
                                              f"Only the first {MAX_TAGS_PER_REPLY} tags of a "
                                              "reply are answered; this one was not applied.")

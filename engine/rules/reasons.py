@@ -30,6 +30,8 @@ NOT_HELD = _code("not-held", "engine: remove of something the bag does not hold"
 NOT_ENOUGH = _code("not-enough", "engine: remove of more than the bag holds (all or nothing)")
 TOO_MANY_STACKS = _code("too-many-stacks", "engine, OQ-4: more stacks than one bag takes")
 TOO_MANY_TAGS = _code("too-many-tags", "engine: past MAX_TAGS_PER_REPLY tags in one reply")
+REPEATED_TAG = _code("repeated-tag", "engine: a tag written more than MAX_REPEATS times in one "
+                     "reply, the same kind and attributes: a model in a loop, not a GM's intent")
 TOO_MANY_THINGS = _code("too-many-things",
     "engine, issue 28: an item= list of over MAX_LISTED things")
 NOTHING_CARRIED = _code("nothing-carried", "ITM-CARRY-7: nobody could carry any of it")

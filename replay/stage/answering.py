@@ -5,8 +5,15 @@ will answer them when the saved chat is replayed. In the returned text each well
 rewritten in canonical answered form (DESIGN.md "Answered tags"); a malformed tag keeps its raw
 text (its refusal is in the response metadata and the next prompt's LAST ANSWERS block).
 
+The model never supplies an answer: every answer part it writes (in a tag, in a bracket gmtags
+does not read, loose after a tag: :mod:`tagparse.imitation`) is taken out before its tags are
+read (:class:`TakeOut`), so each tag the client gets carries the answer gmtags wrote and nothing
+else does. A reply that writes the same tag more than :data:`engine.MAX_REPEATS` times is a
+model in a loop: it ends before the first copy too many (:attr:`ReplyStream.cut`).
+
 Streaming: text passes through as it arrives, except from a ``[`` that may open a tag, which is
-held back until the tag is complete or provably not a tag. A continued reply (SillyTavern's
+held back until the tag is complete or provably not a tag, and from a ``|`` or a bracket that
+may hold an answer part, until its line shows whether it does. A continued reply (SillyTavern's
 Continue) is one reply: the old text is the start of ``full`` and is not sent again; a tag that
 straddles it gets its answer part inserted before its closing ``]``. Each tag is answered once,
 as it completes (:class:`LiveAnswers`), not again with every chunk that follows it.
@@ -21,6 +28,7 @@ from typing import Literal
 
 import tagparse
 from engine import (
+    MAX_REPEATS,
     MAX_TAGS_PER_REPLY,
     Answer,
     Game,
@@ -29,7 +37,11 @@ from engine import (
     answer_tag,
     apply_reply,
     mark_mid_reply,
+    repeat_refusal,
+    repeats,
+    same_tag,
 )
+from tagparse.imitation import imitations
 
 from ..fold import Position, turn_context
 from ..transcript import Message
@@ -57,6 +69,7 @@ class LiveAnswers:
         self.tags: tuple[tagparse.Tag, ...] = ()
         self.answers: list[Answer] = []
         self._ordinals: dict[str, int] = {}
+        self._copies: dict[object, int] = {}  # engine.same_tag -> times written so far
         self._others = False  # a tag other than [place:] is among those answered
         self._whole = False  # the tags are answered as a whole reply, not one by one
         self.stops: list[int] = []  # the tags answered mid-reply (engine.apply_reply's stops)
@@ -87,6 +100,11 @@ class LiveAnswers:
                 # were answered at the wrong place: the reply is answered whole from now on.
                 return self.unsettle(tags)
             self._others = self._others or tag.kind != "place"
+            key = same_tag(tag)
+            self._copies[key] = self._copies.get(key, 0) + 1
+            if self._copies[key] > MAX_REPEATS:  # as apply_reply answers it: no dice spent
+                self.answers.append(repeat_refusal(tag))
+                continue
             self.state, answer = answer_tag(self.game, self.state, tag,
                                             self.ctx.for_tag(self._ordinal(tag.kind)))
             if len(self.answers) in self.stops:
@@ -107,6 +125,7 @@ class LiveAnswers:
         """Forget the tags answered: the next update answers from the start of the turn."""
         self.state, self.tags, self.answers = self.start, (), []
         self._ordinals = {}
+        self._copies = {}
         self._others = False
 
     def _ordinal(self, kind: str) -> int:
@@ -161,6 +180,48 @@ def answers_block(answers: list[Answer]) -> str:
     return "\n".join(lines)
 
 
+TAKEN_SHOWN = 200  # characters of a part taken out that the metadata shows
+
+
+class TakeOut:
+    """The model's text as it arrives, with every answer part it wrote taken out
+    (:func:`tagparse.imitation.imitations`): what may still become one is held back until it
+    is settled, at most :data:`MAX_HOLD` characters. ``context`` is the end of text already
+    sent that the next text continues (a bracket left open), read but not sent again."""
+
+    def __init__(self, context: str = "") -> None:
+        self.pending = context
+        self.floor = len(context)  # pending[:floor] was sent already
+        self.taken: list[str] = []  # each part taken out, as the model wrote it
+
+    def feed(self, delta: str, final: bool = False) -> str:
+        """Add model text; return what is settled of it, parts taken out."""
+        self.pending += delta
+        found = imitations(self.pending, final)
+        if not final and len(self.pending) - found.settled > MAX_HOLD:
+            found = imitations(self.pending, True)  # a bracket this long is prose after all
+        settled = found.settled
+        pieces, at = [], 0
+        for part in found.found:
+            start = max(part.start, self.floor)  # what was sent stays sent
+            if start >= settled or part.end <= start:
+                continue
+            pieces += [self.pending[at:start], part.replacement]
+            self.taken.append(self.pending[start:part.end][:TAKEN_SHOWN])
+            at = part.end
+        if settled < self.floor:
+            return ""  # the text already sent is not settled yet: nothing new is
+        pieces.append(self.pending[at:settled])
+        sent = self.floor  # the output begins with it as it was (no part starts before it)
+        self.pending = self.pending[settled:]
+        self.floor = 0
+        return "".join(pieces)[sent:]
+
+    def drop(self) -> None:
+        """Forget what is held: the model stopped writing here."""
+        self.pending, self.floor = "", 0
+
+
 @dataclass
 class ReplyStream:
     """Turns the model's reply, chunk by chunk, into the answered text to send on."""
@@ -170,10 +231,13 @@ class ReplyStream:
     replies: int
     mode: AnswerMode = "inline"
     before: str = ""  # the reply's text already sent (a continued reply)
-    full: str = field(init=False)
+    full: str = field(init=False)  # the reply so far, answer parts the model wrote taken out
     sent: int = field(init=False)
     answers: list[Answer] = field(default_factory=list)
     finished: bool = field(init=False, default=False)
+    # Where the reply was ended because the model wrote one tag too often (engine.MAX_REPEATS):
+    # {"reason": "repeated-tag", "tag": the copy's text}. Nothing the model writes after counts.
+    cut: dict[str, str] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.full = self.before
@@ -182,27 +246,57 @@ class ReplyStream:
         self._live = LiveAnswers(self.game, self.state, self.replies)
         # A tag of the old text that is not finished yet straddles into the continuation.
         self._open = tagparse.unfinished_tag(self.before)
+        # The old text's last line: a bracket open there may get an answer part written into it.
+        line = max(self.before.rfind("\n"), self.before.rfind("\r")) + 1
+        self._take = TakeOut(self.before[max(line, len(self.before) - MAX_HOLD):])
 
     def stop_at(self, index: int) -> None:
         """Tag ``index`` of the reply is answered mid-reply: the model reads its answer and
         writes on from it (its answer carries the mark the replay reads, engine.MID_REPLY)."""
         self._live.stops.append(index)
 
-    def feed(self, delta: str) -> str:
-        """Add model text; return what can be sent now."""
-        self.full += delta
+    def clean(self, delta: str, final: bool = False) -> str:
+        """Add model text; return what is settled of it with the answer parts the model wrote
+        taken out (:meth:`add` it next)."""
+        return "" if self.cut is not None else self._take.feed(delta, final)
+
+    def end_here(self, reason: str, tag: tagparse.Tag) -> None:
+        """End the reply where it is, before ``tag``: nothing the model writes after counts."""
+        self.cut = {"reason": reason, "tag": tag.raw[:TAKEN_SHOWN]}
+        self._take.drop()
+
+    def drop_held(self) -> None:
+        """The model stopped writing: what :meth:`clean` holds back is dropped."""
+        self._take.drop()
+
+    def add(self, text: str) -> str:
+        """Add cleaned text (:meth:`clean`); return what can be sent now."""
+        if self.cut is not None:
+            return ""
+        self.full += text
         out = self._advance(final=False)
         self._shown.append(out)
         return out
 
+    def feed(self, delta: str) -> str:
+        """Add model text; return what can be sent now."""
+        return self.add(self.clean(delta))
+
     def finish(self) -> str:
         """The reply is complete: send everything that is left (and the block, in that mode)."""
-        text = self._advance(final=True)
+        text = self.add(self.clean("", final=True))
+        text += self._advance(final=True)
         if self.mode == "block":
             text += answers_block(self.answers)
         self._shown.append(text)
         self.finished = True
         return text
+
+    @property
+    def taken(self) -> list[str]:
+        """The answer parts the model wrote that were taken out, as it wrote them (at most
+        :data:`TAKEN_SHOWN` characters each)."""
+        return self._take.taken
 
     @property
     def shown(self) -> str:
@@ -225,6 +319,15 @@ class ReplyStream:
             self._open = min(self._open, settled_to)
             return ""
         scanned = tagparse.scan(self.full[:settled_to])
+        over = repeats(scanned.tags)
+        if over:
+            copy = scanned.tags[min(over)]
+            self.end_here("repeated-tag", copy)
+            self.full = self.full[:max(self.sent, len(self.full[:copy.start].rstrip()))]
+            settled_to = len(self.full)
+            scanned = tagparse.scan(self.full)
+            if settled_to <= self.sent:
+                return ""
         self.answers = self._live.unsettle(scanned.tags) if forced else \
             self._live.update(scanned.tags)
         if self.mode == "inline":

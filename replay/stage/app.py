@@ -297,8 +297,21 @@ def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Bod
                     _resolve(folder))
 
 
+def _model_wrote(stream: ReplyStream) -> dict[str, Any]:
+    """What the metadata says of the model's own answer parts taken out of the reply
+    (``takenOut``, as it wrote them) and of a reply ended early (``cut``); nothing when
+    neither happened."""
+    found: dict[str, Any] = {}
+    if stream.taken:
+        found["takenOut"] = list(stream.taken)
+    if stream.cut is not None:
+        found["cut"] = dict(stream.cut)
+    return found
+
+
 def _metadata(prepared: Prepared, stream: ReplyStream) -> dict[str, Any]:
-    found = {**prepared.outcome.to_json(), "answers": [a.to_json() for a in stream.answers]}
+    found = {**prepared.outcome.to_json(), "answers": [a.to_json() for a in stream.answers],
+             **_model_wrote(stream)}
     return found if prepared.resolve is None else {**found, "resolve": prepared.resolve}
 
 
@@ -312,7 +325,7 @@ def _mid_metadata(prepared: Prepared, mid: MidReply) -> dict[str, Any]:
     resolve = {"mode": "mid-reply", "upstreamContinues": mid.options.continues,
                "stops": len(mid.stopped), "stoppedAt": mid.stopped, "differs": differs}
     return {**prepared.outcome.to_json(), "answers": late_places(mid.stream.answers, mid.stopped),
-            "resolve": resolve}
+            **_model_wrote(mid.stream), "resolve": resolve}
 
 
 def _resolve(folder: GameFolder) -> dict[str, Any] | None:
@@ -743,6 +756,8 @@ async def _relay(reply: ModelReply, prepared: Prepared, stream: ReplyStream,
             delta = choice.get("delta") or {}
             piece = delta.get("content")
             text = stream.feed(joiner.feed(piece if isinstance(piece, str) else ""))
+            if stream.cut is not None:  # a model in a loop: its reply ends here, and so does
+                choice["finish_reason"] = "stop"  # the stream (closed below)
             if choice.get("finish_reason") is not None and not finished:
                 text += stream.feed(joiner.finish()) + stream.finish()
                 finished = True
@@ -752,6 +767,8 @@ async def _relay(reply: ModelReply, prepared: Prepared, stream: ReplyStream,
                 choice["delta"] = delta
             if text or choice.get("finish_reason") is not None or set(delta) - {"content"}:
                 yield _sse(chunk)
+            if stream.cut is not None:
+                break
     except UpstreamFailure as failure:
         log.warning("model server: failed mid-stream (%s)", failure.name)
         yield _error_event(f"the model server failed mid-stream ({failure.name})",

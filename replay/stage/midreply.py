@@ -42,7 +42,7 @@ from typing import Any, Literal
 from yarl import URL
 
 import tagparse
-from engine import Answer, every_answer_attr, may_stop
+from engine import Answer, every_answer_attr, may_stop, same_tag
 
 from ..files import InputError
 from .answering import ReplyStream, rewrite
@@ -184,15 +184,23 @@ class MidReply:
                         usage = found or usage
                         if self.deadline.passed:
                             raise DeadlinePassed
-                        text = joiner.feed(piece)
+                        text = self.stream.clean(joiner.feed(piece))
                         end = first_stop(self.stream.full + text, len(self.stream.full)) \
                             if len(self.stopped) < self.options.max_stops else None
                         if end is not None:
                             text = text[:end - len(self.stream.full)]
-                            self._stop(len(tagparse.scan(self.stream.full + text).tags) - 1)
-                        out = self.stream.feed(text)
+                            self.stream.drop_held()  # the model stops at the tag's "]"
+                            so_far = self.stream.full + text
+                            tags = tagparse.scan(so_far).tags
+                            if self._echoes(so_far, tags):
+                                self.stream.end_here("echo", tags[-1])
+                                break
+                            self._stop(len(tags) - 1)
+                        out = self.stream.add(text)
                         if out:
                             yield out
+                        if self.stream.cut is not None:
+                            break  # a model in a loop: the reply ends here
                         if end is not None:
                             stopped = True
                             break
@@ -220,6 +228,16 @@ class MidReply:
                     yield rest
                 return
             reply = await self._continue()
+
+    def _echoes(self, text: str, tags: tuple[tagparse.Tag, ...]) -> bool:
+        """Whether the reply's last tag is the tag it was just stopped at, written again with
+        nothing between: a model that read its answer and went on by asking again. The reply
+        ends before it (it would loop until the bound on repeats)."""
+        if len(tags) < 2 or not self.stopped or self.stopped[-1] != len(tags) - 2:
+            return False
+        last, stopped = tags[-1], tags[-2]
+        between = text[stopped.end:last.start]
+        return same_tag(last) == same_tag(stopped) and not between.strip(" \t\r\n.,;:-—")
 
     def _stop(self, index: int) -> None:
         """Stop after tag ``index`` of the reply (the last one so far): its answer is marked as

@@ -162,8 +162,8 @@ def test_a_live_reply_past_the_tag_limit_is_answered_as_the_whole_reply(
     """Past MAX_TAGS_PER_REPLY the reply is answered whole (the tags over it are refused
     unapplied, by their place in apply_reply's order)."""
     game, state = market
-    text = "".join(f'{i} [inventory: action="add" item="Rope {i % 7}"] '
-                   for i in range(MAX_TAGS_PER_REPLY + 5))
+    text = "".join(f'{i} [inventory: action="add" item="Rope" count="{i + 1}"] '
+                   for i in range(MAX_TAGS_PER_REPLY + 5))  # no tag repeated (MAX_REPEATS)
     stream = ReplyStream(game, state, 0)
     for piece in random_chunks(text, 0, 400):
         stream.feed(piece)
