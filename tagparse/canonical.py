@@ -125,3 +125,4 @@ def read_canonical(raw: str) -> tuple[Pairs, Pairs | None]:
     answer = None if match.group(3) is None else read_pairs(match.group(3))
     assert attrs is not None and (answer is not None or match.group(3) is None), raw
     return attrs, answer
+

@@ -25,6 +25,9 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from tagparse.canonical import render
+from tagparse.scanner import scan
+
 _CANDIDATE: Final = re.compile(r"\[\s*[A-Za-z_][A-Za-z0-9_-]*\s*:|\|")
 _HEAD: Final = re.compile(r"\[\s*[A-Za-z_][A-Za-z0-9_-]*\s*:")
 # What a bracket's request part holds before its answer: quoted values are skipped whole.
@@ -165,4 +168,21 @@ def _loose(text: str, bar: int, final: bool) -> tuple[Imitation | None, int]:
     return Imitation(_space_start(text, bar), end), end
 
 
-__all__ = ["Imitation", "Imitations", "imitations"]
+def requests_only(text: str) -> str:
+    """``text`` with each answered tag written without its answer part (its request in
+    canonical form); malformed tags and prose as they are. What a model reads of its past
+    replies, so that it has no answer parts to imitate."""
+    if "|" not in text:
+        return text
+    pieces, at = [], 0
+    for tag in scan(text).tags:
+        if tag.malformed is None and tag.answer is not None:
+            pieces += [text[at:tag.start], render(tag.kind, tag.attrs)]
+            at = tag.end
+    if not pieces:
+        return text
+    pieces.append(text[at:])
+    return "".join(pieces)
+
+
+__all__ = ["Imitation", "Imitations", "imitations", "requests_only"]

@@ -24,13 +24,14 @@ from .fight_narrative import narrative_block
 from .fight_outcome import outcome_block
 
 
-def combat_block(game: Game, state: State) -> str:
-    """The COMBAT block of ``state``'s fight, or ``""`` out of a fight."""
+def combat_block(game: Game, state: State, teach: bool = True) -> str:
+    """The COMBAT block of ``state``'s fight, or ``""`` out of a fight (``teach``: with the
+    combat lines of the instructions under it; the stage may put those up front instead)."""
     encounter = state.encounter
     if encounter is not None and encounter.kind == "narrative":  # issue 26: Part B
-        return narrative_block(game, state)
+        return narrative_block(game, state, teach)
     if encounter is not None and encounter.kind == "outcome":  # issue 25: A.4
-        return outcome_block(game, state)
+        return outcome_block(game, state, teach)
     if encounter is None or game.ruleset.combat is None:
         return ""
     stream = Stream(state.seed, (encounter.round,), "combat/prompt")
@@ -40,7 +41,7 @@ def combat_block(game: Game, state: State) -> str:
              f"{encounter.round + 1})", "Order, highest initiative first:"]
     for place, combatant in enumerate(encounter.combatants, 1):
         lines.append(f"{place}. " + combatant_line(game, state, encounter, combatant, stream))
-    return "\n".join([*lines, *teach_fight(game)])
+    return "\n".join([*lines, *(teach_fight(game) if teach else [])])
 
 
 def combatant_line(game: Game, state: State, encounter: Encounter, combatant: Combatant,

@@ -12,8 +12,9 @@ from ..rules.narrative import DEFAULT_RANK, fatigue, gap_label, power, rank_name
 from ..rules.state import Combatant, State
 
 
-def narrative_block(game: Game, state: State) -> str:
-    """The COMBAT block of ``state``'s narrative fight, or ``""`` out of one."""
+def narrative_block(game: Game, state: State, teach: bool = True) -> str:
+    """The COMBAT block of ``state``'s narrative fight, or ``""`` out of one
+    (``teach``: with the combat lines of the instructions under it)."""
     encounter = state.encounter
     if encounter is None:
         return ""
@@ -44,7 +45,7 @@ def narrative_block(game: Game, state: State) -> str:
     if this_round:
         lines.append(f"Defences of round {encounter.round}: " + "; ".join(
             f"{d.who} {d.how}" + (f" for {d.shields}" if d.shields else "") for d in this_round))
-    return "\n".join([*lines, *teach_fight(game)])
+    return "\n".join([*lines, *(teach_fight(game) if teach else [])])
 
 
 def _power(combatant: Combatant) -> int:

@@ -10,8 +10,9 @@ from ..rules.game import Game
 from ..rules.state import Combatant, State
 
 
-def outcome_block(game: Game, state: State) -> str:
-    """The COMBAT block of ``state``'s outcome fight, or ``""`` out of one."""
+def outcome_block(game: Game, state: State, teach: bool = True) -> str:
+    """The COMBAT block of ``state``'s outcome fight, or ``""`` out of one
+    (``teach``: with the combat lines of the instructions under it)."""
     encounter = state.encounter
     if encounter is None:
         return ""
@@ -20,7 +21,7 @@ def outcome_block(game: Game, state: State) -> str:
              f"{encounter.round + 1})", "Order:"]
     for place, combatant in enumerate(encounter.combatants, 1):
         lines.append(f"{place}. " + _line(game, state, combatant))
-    return "\n".join([*lines, *teach_fight(game)])
+    return "\n".join([*lines, *(teach_fight(game) if teach else [])])
 
 
 def _line(game: Game, state: State, combatant: Combatant) -> str:

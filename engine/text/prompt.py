@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from ..actions import use
 from ..actions.answers import Answer
 from ..actions.describe import attack_line, charges_text, effect_text, item_line, use_text
+from ..actions.fight import teach_fight
 from ..actions.market import market_block
 from ..actions.money import cost_text, purse_line
 from ..actions.placing import weight_text
@@ -255,6 +256,24 @@ def state_context(game: Game, state: State, lines_of: StackLines | None = None,
     lines to reuse, see :class:`StackLines`; ``mid_reply``: see :func:`instructions`)."""
     blocks = [instructions(game, mid_reply), inventory_block(game, state, lines_of),
               sheet_block(game, state), market_block(game, state), combat_block(game, state)]
+    return "\n\n".join(block for block in blocks if block)
+
+
+def front_context(game: Game, state: State, mid_reply: bool = False) -> str:
+    """The part of the GM section that changes rarely: the instructions and, while a fight is
+    on, how to fight (:func:`~engine.actions.fight.teach_fight`). Between a fight's start and
+    its end it reads the same on every turn, so a model server can keep the prompt up to it."""
+    lines = [instructions(game, mid_reply)]
+    if state.encounter is not None:
+        lines += teach_fight(game)
+    return "\n".join(lines)
+
+
+def turn_context(game: Game, state: State, lines_of: StackLines | None = None) -> str:
+    """The part of the GM section that changes from turn to turn: INVENTORY, SHEET, MARKET and
+    the COMBAT block without its instruction lines (those are in :func:`front_context`)."""
+    blocks = [inventory_block(game, state, lines_of), sheet_block(game, state),
+              market_block(game, state), combat_block(game, state, teach=False)]
     return "\n\n".join(block for block in blocks if block)
 
 

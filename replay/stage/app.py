@@ -32,7 +32,13 @@ from starlette.routing import Route
 from yarl import URL
 
 from engine import Answer, Game, PartyError, RulesetError, State
-from engine.text.prompt import StackLines, state_context, with_last_answers
+from engine.text.prompt import (
+    StackLines,
+    front_context,
+    state_context,
+    turn_context,
+    with_last_answers,
+)
 
 from ..cache import (
     Budget,
@@ -55,6 +61,14 @@ from .answering import AnswerMode, ReplyStream
 from .body import Body, BodyReader
 from .client import Content, ModelClient, ModelReply, UpstreamFailure
 from .courtesy import LoopFirst
+from .layout import (
+    Layout,
+    PastAnswers,
+    read_layout,
+    state_index,
+    without_answers,
+    without_answers_json,
+)
 from .memory import Every, give_back
 from .midreply import LegFailed, MidReply, MidReplyOptions, late_places, read_options
 from .reading import Deadline, DeadlinePassed, completion_of, read_body, within
@@ -73,6 +87,7 @@ T = TypeVar("T")
 
 GAME_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 SECTION_BEGIN = "=== gmtags: game state (written by gmtags, not by the player) ==="
+FRONT_BEGIN = "=== gmtags: how to play (written by gmtags, not by the player) ==="
 SECTION_END = "=== end of gmtags ==="
 # Hop-by-hop and body headers are the proxy's own; everything else goes to the model as sent.
 DROPPED_HEADERS = frozenset({
@@ -111,6 +126,8 @@ class GmSection:
         self.states = states
         self.lines = StackLines(self.LINES)
         self._texts: OrderedDict[int, tuple[State, str]] = OrderedDict()
+        self._turns: OrderedDict[int, tuple[State, str]] = OrderedDict()
+        self._fronts: dict[bool, str] = {}  # in a fight or not: the front part depends on no more
         self._lock = threading.Lock()
 
     def __call__(self, state: State, last_answers: Sequence[Answer]) -> str:
@@ -130,6 +147,31 @@ class GmSection:
         return "\n".join([SECTION_BEGIN, with_last_answers(state_text, last_answers),
                           SECTION_END])
 
+    def parts(self, state: State, last_answers: Sequence[Answer]) -> tuple[str, str]:
+        """The section in two (:mod:`replay.stage.layout`): what changes rarely, for the front
+        of the prompt, and what changes each turn, for near its end."""
+        fighting = state.encounter is not None
+        front = self._fronts.get(fighting)
+        if front is None:
+            front = "\n".join([FRONT_BEGIN, front_context(self.game, state, self.mid_reply),
+                               SECTION_END])
+            self._fronts[fighting] = front
+        with self._lock:
+            found = self._turns.get(id(state))
+            if found is not None and found[0] is state:
+                self._turns.move_to_end(id(state))
+        if found is not None and found[0] is state:
+            turn_text = found[1]
+        else:
+            turn_text = turn_context(self.game, state, self.lines)
+            with self._lock:
+                self._turns[id(state)] = (state, turn_text)
+                self._turns.move_to_end(id(state))
+                while len(self._turns) > self.states:
+                    self._turns.popitem(last=False)
+        return front, "\n".join([SECTION_BEGIN, with_last_answers(turn_text, last_answers),
+                                 SECTION_END])
+
 
 @dataclass(frozen=True)
 class GameFolder:
@@ -141,6 +183,7 @@ class GameFolder:
     answers: AnswerMode = "inline"
     continue_replies: bool = True
     mid_reply: MidReplyOptions = field(default_factory=MidReplyOptions)
+    layout: Layout = field(default_factory=Layout)
     section: GmSection = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -179,7 +222,8 @@ def load_game(folder: Path) -> GameFolder:
     if answers not in ("inline", "block", "none"):
         raise InputError(f"{path}#/answers: is inline, block or none, not {answers!r}")
     return GameFolder(folder.name, game, start, answers,
-                      bool(options.get("continue", True)), read_options(options, path))
+                      bool(options.get("continue", True)), read_options(options, path),
+                      read_layout(options, path))
 
 
 @dataclass
@@ -234,19 +278,35 @@ class Prepared:
     """A chat request made ready for the model: what to send and how to answer the reply."""
 
     request: dict[str, Any] | Body  # as the client sent it
-    section: dict[str, str]  # the GM section's system message, sent as message ``at``
-    at: int
+    section: dict[str, str]  # the GM section's system message (its front part), sent as
+    at: int  # message ``at``
     outcome: FoldOutcome
     before: str  # the text of a reply being continued, else ""
     resolve: dict[str, Any] | None = None  # what the metadata says of mid-reply answers
+    turn: dict[str, str] | None = None  # the section's turn part, sent before message
+    turn_at: int = 0  # ``turn_at`` (replay.stage.layout)
+    past: PastAnswers = "inline"  # how the model reads its past replies (replay.stage.layout)
 
     @property
     def body(self) -> dict[str, Any]:
-        """The request for the model: the client's, with the GM section added."""
+        """The request for the model: the client's, with the GM section added (and its past
+        replies as the layout shows them)."""
         document = self.request.document if isinstance(self.request, Body) else self.request
         messages = document["messages"]
-        return {**document,
-                "messages": [*messages[:self.at], self.section, *messages[self.at:]]}
+        shown: list[Any] = []
+        for index, message in enumerate(messages):
+            shown += self._inserted(index)
+            edited = without_answers(message) if self.past == "section" else None
+            shown.append(message if edited is None else edited)
+        shown += self._inserted(len(messages))
+        return {**document, "messages": shown}
+
+    def _inserted(self, index: int) -> list[dict[str, str]]:
+        """The section's messages that go before message ``index``."""
+        found = [self.section] if index == self.at else []
+        if self.turn is not None and index == self.turn_at:
+            found.append(self.turn)
+        return found
 
     def content(self) -> bytes:
         """:attr:`body` as JSON bytes: the client's own bytes with the section spliced in
@@ -257,9 +317,14 @@ class Prepared:
     def pieces(self) -> tuple[bytes | memoryview, ...]:
         """:meth:`content` as pieces sent one after the other: the client's bytes are not
         copied into a new body (a copy of megabytes, and its fresh pages, per request)."""
-        if isinstance(self.request, Body):
-            return self.request.pieces(self.at, json.dumps(self.section).encode())
-        return (json.dumps(self.body).encode(),)
+        if not isinstance(self.request, Body):
+            return (json.dumps(self.body).encode(),)
+        inserted = [(self.at, json.dumps(self.section).encode())]
+        if self.turn is not None:
+            inserted.append((self.turn_at, json.dumps(self.turn).encode()))
+        replaced = self.request.rewritten(without_answers_json) if self.past == "section" \
+            else {}
+        return self.request.edited(inserted, replaced)
 
 
 def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Body,
@@ -288,13 +353,20 @@ def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Bod
     elif pause is None:
         pause = _yield_gil
     outcome = fold_turns(folder.game, folder.start, turns, cache, pause, budget)
-    section = folder.section(outcome.snapshot.state, outcome.snapshot.last_answers)
+    state, last = outcome.snapshot.state, outcome.snapshot.last_answers
     leading = 0
     while leading < len(messages) and isinstance(messages[leading], dict) and messages[
             leading].get("role") in ("system", "developer"):
         leading += 1
-    return Prepared(body, {"role": "system", "content": section}, leading, outcome, before,
-                    _resolve(folder))
+    layout = folder.layout
+    if layout.state_depth is None:
+        return Prepared(body, {"role": "system", "content": folder.section(state, last)},
+                        leading, outcome, before, _resolve(folder), past=layout.past_answers)
+    front, turn = folder.section.parts(state, last)
+    return Prepared(body, {"role": "system", "content": front}, leading, outcome, before,
+                    _resolve(folder), {"role": "system", "content": turn},
+                    state_index(len(messages), leading, layout.state_depth),
+                    layout.past_answers)
 
 
 def _model_wrote(stream: ReplyStream) -> dict[str, Any]:

@@ -22,15 +22,17 @@ import re
 import threading
 import weakref
 from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from json.decoder import scanstring  # type: ignore[attr-defined]
-from typing import Any
+from typing import Any, cast
 
 from ..cache import OverBudget, SharedPrefixSequence
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _BYTE_SPACE = re.compile(rb"[ \t\n\r]*")
+_BYTE_COMMA = re.compile(rb"[ \t\n\r]*,[ \t\n\r]*")
 _SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
 RECENT_BODIES = 64  # bodies kept to share their bytes with the next request of the same chat
 RECENT_BYTES = 8 * 1024 * 1024  # and at most this many of their bytes (issue 22: a byte bound;
@@ -102,13 +104,58 @@ class Body:
     def pieces(self, at: int, message: bytes) -> tuple[bytes | memoryview, ...]:
         """:meth:`spliced`'s bytes as the pieces they are joined from, views of the body's
         own bytes around ``message``: what is sent on without copying the body again."""
+        return self.edited(((at, message),), {})
+
+    def edited(self, inserted: Sequence[tuple[int, bytes]],
+               replaced: Mapping[int, bytes]) -> tuple[bytes | memoryview, ...]:
+        """The raw body with each ``(index, message)`` of ``inserted`` put before message
+        ``index`` (in the order given where several go before one; ``len(messages)``: at the
+        end) and each message of ``replaced`` written as the bytes given: views of the body's
+        own bytes between them, sent on without copying the body again."""
         raw = memoryview(self.raw)
-        if at == 0:
-            cut = self.opened
-            rest = b"," if self.messages else b""
-            return raw[:cut], message, rest, raw[cut:]
-        cut = self.ends[at - 1]
-        return raw[:cut], b",", message, raw[cut:]
+        count = len(self.ends)
+        before: dict[int, list[bytes]] = {}
+        for index, message in inserted:
+            before.setdefault(index, []).append(message)
+        pieces: list[bytes | memoryview] = []
+        at = 0  # the body's bytes are written up to here
+        for index in sorted({*before, *(i for i in replaced if i < count)}):
+            cut = self.opened if index == 0 else self.ends[index - 1]
+            if index in before:
+                group = b",".join(before[index])
+                pieces.append(raw[at:cut])
+                pieces += [group, b","] if index == 0 and count else \
+                    [group] if index == 0 else [b",", group]
+                at = cut
+            if index in replaced:
+                separator = _BYTE_SPACE if index == 0 else _BYTE_COMMA
+                start = separator.match(self.raw, cut).end()  # type: ignore[union-attr]
+                pieces += [raw[at:start], replaced[index]]
+                at = self.ends[index]
+        pieces.append(raw[at:])
+        return tuple(pieces)
+
+    def rewritten(self, rewrite: Callable[[Any], bytes | None]) -> Mapping[int, bytes]:
+        """``rewrite(message)`` of each message where it gives bytes, by index: the messages
+        this body shares with its base (the very same objects) take the base's, so a chat's
+        request rewrites only its new messages. ``rewrite`` must depend on the message alone."""
+        memo = self.__dict__.get("_rewritten")
+        if memo is not None and memo[0] is rewrite:
+            return cast(Mapping[int, bytes], memo[1])
+        found: dict[int, bytes] = {}
+        start = 0
+        base = self.base
+        prior = base.__dict__.get("_rewritten") if base is not None and self.shared else None
+        if prior is not None and prior[0] is rewrite:
+            found = {index: data for index, data in prior[1].items() if index < self.shared}
+            start = self.shared
+        messages = self.messages
+        for index in range(start, len(messages)):
+            data = rewrite(messages[index])
+            if data is not None:
+                found[index] = data
+        self.__dict__["_rewritten"] = (rewrite, found)  # as functools.cached_property stores
+        return found
 
 
 def _opens_object(raw: bytes) -> bool:

@@ -18,6 +18,7 @@ from engine.text.prompt import StackLines, gm_context, inventory_block, stack_li
 from replay.cache import MemoryStore, SnapshotCache
 from replay.stage import app
 from replay.stage.app import SECTION_BEGIN, SECTION_END, GameFolder, prepare
+from replay.stage.layout import Layout
 
 TAGS = [
     'Found. [inventory: action="add" item="Torch" count="2" who="Ada"]',
@@ -41,7 +42,8 @@ def game() -> Game:
 
 
 def test_the_remembered_section_is_the_written_one_request_after_request(game: Game) -> None:
-    folder = GameFolder("harrow", game, harrow_party(game))
+    """With "stateDepth": null the whole section is one message after the system's."""
+    folder = GameFolder("harrow", game, harrow_party(game), layout=Layout(state_depth=None))
     cache = SnapshotCache(MemoryStore())
     messages: list[dict[str, Any]] = [{"role": "system", "content": "GM of Harrow Vale."}]
     for index in range(3 * len(TAGS)):

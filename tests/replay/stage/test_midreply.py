@@ -30,7 +30,7 @@ from replay.files import InputError, load_party, load_ruleset
 from replay.formats import transcript_from_openai
 from replay.record import Source
 from replay.regress import regress
-from replay.stage.app import SECTION_BEGIN, load_game
+from replay.stage.app import FRONT_BEGIN, load_game
 from replay.stage.midreply import LATE_PLACE, first_stop, stops_at
 
 WAIT = 30.0
@@ -443,7 +443,7 @@ def test_a_model_that_cannot_continue_is_answered_after_the_reply_and_the_metada
         replays_clean(folders, "mid-no", messages, content, meta)
     # and its GM instructions do not promise answers mid-reply
     section = next(m["content"] for m in writer.requests[-1]["messages"]
-                   if m["content"].startswith(SECTION_BEGIN))
+                   if m["content"].startswith(FRONT_BEGIN))
     assert MID_REPLY_LINE not in section
 
 
@@ -453,7 +453,7 @@ def test_the_gm_instructions_say_the_answer_appears_right_after_each_tag(
     for game, said in (("mid", True), ("after", False)):
         ask(mid, game, [SYSTEM, user("hi")], False)
         section = next(m["content"] for m in writer.requests[-1]["messages"]
-                       if m["content"].startswith(SECTION_BEGIN))
+                       if m["content"].startswith(FRONT_BEGIN))
         assert (MID_REPLY_LINE in section) == said
 
 

@@ -17,7 +17,7 @@ from stage_servers import FakeModel, RedisServer, Stage, free_port, start_stage
 
 import tagparse
 from replay.cache import RedisStore
-from replay.stage.app import SECTION_BEGIN, SECTION_END
+from replay.stage.app import FRONT_BEGIN, SECTION_BEGIN, SECTION_END
 
 ADD_ROPE = 'You find rope. [inventory: action="add" item="Rope" who="Ada"] Onward.'
 PAY = 'The innkeeper takes it. [inventory: action="pay" amount="3 pennies" who="Ada"]'
@@ -68,7 +68,10 @@ def stream_chat(stage: Stage, messages: list[dict[str, Any]],
     return content, chunks
 
 
-def test_answers_inline_and_the_prompt_gets_one_gm_section(stage: Stage, model: FakeModel) -> None:
+def test_answers_inline_and_the_prompt_gets_the_gm_section_in_two_parts(
+        stage: Stage, model: FakeModel) -> None:
+    """The instructions after the client's system message, the state before the player's
+    last message (replay.stage.layout: "stateDepth" 1 by default)."""
     model.script["I search the mill."] = ADD_ROPE
     response = stage.chat([SYSTEM, user("I search the mill.")],
                           temperature=0.7, max_tokens=99)
@@ -81,8 +84,10 @@ def test_answers_inline_and_the_prompt_gets_one_gm_section(stage: Stage, model: 
     assert content.endswith("] Onward.")
     sent = model.requests[-1]
     assert sent["temperature"] == 0.7 and sent["max_tokens"] == 99  # the client's parameters
-    assert sent["messages"][0] == SYSTEM and sent["messages"][2] == user("I search the mill.")
-    assert "INVENTORY" in section(model)
+    assert sent["messages"][0] == SYSTEM and sent["messages"][3] == user("I search the mill.")
+    assert sent["messages"][1]["content"].startswith(FRONT_BEGIN)
+    assert sent["messages"][2]["content"] == section(model)
+    assert "INVENTORY" in section(model) and "INVENTORY" not in sent["messages"][1]["content"]
     meta = response.json()["gmtags"]
     assert meta["anchored"] is True and meta["answers"][0]["ok"] is True
 
