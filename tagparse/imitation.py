@@ -8,10 +8,10 @@ a tag (``[attack: who="Ada"] | ok="true" text="Ada hits."``), and often broken (
 
 - **In a bracket with a head** (``[`` word ``:``, any word, any case): from the first ``|``
   outside the bracket's quoted values that an attribute (``key=``) follows, to the bracket's
-  last ``]`` before the line ends or the next head begins — the part's own quotes may be
-  broken, so they are not followed. Where no ``]`` comes, the part runs to that point and a
-  ``]`` is put back, so the bracket stays closed. A ``|`` of prose (``[Choose: fight | flee]``)
-  is no part.
+  ``]``: the first one after an even number of quotes since the ``|``, else (the part's own
+  quotes are broken) the last one before the line ends or the next head begins. Where no
+  ``]`` comes, the part runs to that point and a ``]`` is put back, so the bracket stays
+  closed. A ``|`` of prose (``[Choose: fight | flee]``) is no part.
 - **Anywhere else**: ``|`` followed by ``ok=`` (every answer part gmtags writes begins so),
   with the attributes after it, up to the first text that is not an attribute (a ``]`` stays).
 
@@ -30,9 +30,10 @@ from tagparse.scanner import scan
 
 _CANDIDATE: Final = re.compile(r"\[\s*[A-Za-z_][A-Za-z0-9_-]*\s*:|\|")
 _HEAD: Final = re.compile(r"\[\s*[A-Za-z_][A-Za-z0-9_-]*\s*:")
+_HEAD_OPENING: Final = re.compile(r"\[\s*(?:[A-Za-z_][A-Za-z0-9_-]*\s*)?\Z")
 # What a bracket's request part holds before its answer: quoted values are skipped whole.
 _REQUEST_STOP: Final = re.compile(r'["“|\]\[\n\r]')
-_QUOTE_END: Final = {'"': re.compile(r'(?:[^"\\\n\r]|\\[^\n\r])*+(["\n\r]|\Z)'),
+_QUOTE_END: Final = {'"': re.compile(r'(?:[^"\\\n\r]|\\[^\n\r])*+\\?(["\n\r]|\Z)'),
                      "“": re.compile(r"[^”\n\r]*+([”\n\r]|\Z)")}
 _BAR_ATTRIBUTE: Final = re.compile(r"\|[ \t]*[A-Za-z_][A-Za-z0-9_]*[ \t]*=")
 _BAR_START: Final = re.compile(r"\|[ \t]*(?:[A-Za-z_][A-Za-z0-9_]*[ \t]*)?\Z")
@@ -41,11 +42,12 @@ _LOOSE_START: Final = re.compile(r"\|[ \t]*(?:o(?:k[ \t]*)?)?\Z", re.IGNORECASE)
 # One attribute of a loose part; a quote that does not close runs to the line's end.
 _PAIR: Final = re.compile(
     r"""[ \t]*(?:\|[ \t]*)?[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*"""
-    r"""(?:"(?:[^"\\\n\r]|\\[^\n\r])*+(?:"|(?=[\n\r])|\Z)|“[^”\n\r]*+(?:”|(?=[\n\r])|\Z)"""
+    r"""(?:"(?:[^"\\\n\r]|\\[^\n\r])*+\\?(?:"|(?=[\n\r])|\Z)|“[^”\n\r]*+(?:”|(?=[\n\r])|\Z)"""
     r"""|[^\s"“\]|\[]++)""")
 _PAIR_START: Final = re.compile(
     r"[ \t]*(?:\|[ \t]*)?(?:[A-Za-z_][A-Za-z0-9_]*[ \t]*(?:=[ \t]*)?)?\Z")
 _LINE_END: Final = re.compile(r"[\n\r]")
+_CLOSE_OR_QUOTE: Final = re.compile(r'\\.|["“”]|\]')  # an escaped character is neither
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +86,14 @@ def imitations(text: str, final: bool = True) -> Imitations:
     go on: a bracket or a loose part that more text could change is not settled yet."""
     found: list[Imitation] = []
     at = 0
+    end = len(text)
+    if not final:  # a "[" at the end may yet become a head, white space come before a "|"
+        opening = _HEAD_OPENING.search(text)
+        end = _space_start(text, opening.start() if opening is not None else end)
     while True:
-        candidate = _CANDIDATE.search(text, at)
-        if candidate is None:  # white space at the end may yet come before a "|"
-            return Imitations(tuple(found), len(text) if final else _space_start(text, len(text)))
+        candidate = _CANDIDATE.search(text, at, end)
+        if candidate is None:
+            return Imitations(tuple(found), end)
         start = candidate.start()
         if text[start] == "[":
             part, at = _in_bracket(text, candidate.end(), final)
@@ -135,21 +141,27 @@ def _in_bracket(text: str, at: int, final: bool) -> tuple[Imitation | None, int]
 
 
 def _bracket_part(text: str, bar: int, final: bool) -> tuple[Imitation | None, int]:
-    """The part from the ``|`` at ``bar`` to the bracket's last ``]`` before the line ends or
-    the next head begins."""
+    """The part from the ``|`` at ``bar`` to the bracket's ``]``: the first one with its
+    quotes closed since the ``|``, else the last before the line ends or the next head."""
     line_end = _LINE_END.search(text, bar)
     head = _HEAD.search(text, bar, line_end.start() if line_end else len(text))
     limit = head.start() if head else line_end.start() if line_end else len(text)
+    quotes = 0
+    last = -1
+    for close in _CLOSE_OR_QUOTE.finditer(text, bar, limit):
+        if close.group()[0] == "\\":
+            continue
+        if close.group() != "]":
+            quotes += 1
+        elif quotes % 2 == 0:
+            return Imitation(_space_start(text, bar), close.start()), close.end()
+        else:
+            last = close.start()
     if head is None and line_end is None and not final:
-        return None, -1
-    close = limit
-    while True:
-        close = text.rfind("]", bar, close)
-        if close < 0 or text[close - 1] != "\\" or text[close - 2:close] == "\\\\":
-            break
+        return None, -1  # the "]" that closes it may be still to come
     start = _space_start(text, bar)
-    if close >= 0:
-        return Imitation(start, close), close + 1
+    if last >= 0:
+        return Imitation(start, last), last + 1
     return Imitation(start, limit, "]"), limit
 
 

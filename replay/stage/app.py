@@ -16,7 +16,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -381,6 +381,23 @@ def _model_wrote(stream: ReplyStream) -> dict[str, Any]:
     return found
 
 
+def _tag_counts(stream: ReplyStream) -> str:
+    """`` answered=2 refused=malformed:1,unknown-item:1 takenOut=1 cut=echo`` of a reply."""
+    refused: dict[str, int] = {}
+    for answer in stream.answers:
+        if not answer.ok:
+            refused[answer.reason or "-"] = refused.get(answer.reason or "-", 0) + 1
+    text = f" answered={len(stream.answers) - sum(refused.values())}"
+    if refused:
+        text += " refused=" + ",".join(f"{reason}:{count}" for reason, count in sorted(
+            refused.items()))
+    if stream.taken:
+        text += f" takenOut={len(stream.taken)}"
+    if stream.cut is not None:
+        text += f" cut={stream.cut['reason']}"
+    return text
+
+
 def _metadata(prepared: Prepared, stream: ReplyStream) -> dict[str, Any]:
     found = {**prepared.outcome.to_json(), "answers": [a.to_json() for a in stream.answers],
              **_model_wrote(stream)}
@@ -515,19 +532,38 @@ def build_app(config: StageConfig) -> Starlette:
         if isinstance(folder, Response):
             _access(request, folder.status_code, began)
             return folder
-        response, prepared = await _chat(request, folder)
-        _access(request, response.status_code, began, prepared)
+        response, prepared, stream = await _chat(request, folder)
+        if isinstance(response, StreamingResponse) and stream is not None:
+            # logged once the whole reply is sent: its tags are known only then
+            response.body_iterator = _logged(response.body_iterator, request, began, prepared,
+                                             stream)
+        else:
+            _access(request, response.status_code, began, prepared, stream)
         return response
 
-    async def _chat(request: Request, folder: GameFolder) -> tuple[Response, Prepared | None]:
+    async def _logged(events: AsyncIterable[Any], request: Request, began: float,
+                      prepared: Prepared | None, stream: ReplyStream) -> AsyncIterator[Any]:
+        """A streamed reply's events, and its access line when the last one is sent (or the
+        client left): the time to the first event beside the whole reply's."""
+        first: float | None = None
+        try:
+            async for event in events:
+                if first is None:
+                    first = time.perf_counter()
+                yield event
+        finally:
+            _access(request, 200, began, prepared, stream, first)
+
+    async def _chat(request: Request, folder: GameFolder) -> tuple[
+            Response, Prepared | None, ReplyStream | None]:
         try:
             read, inline = await _read_json(request, config.max_body, reader)
         except InputError as failure:
             status = 413 if "larger" in str(failure) else 400
-            return error(status, str(failure)), None
+            return error(status, str(failure)), None, None
         if not isinstance(read, Body) and (
                 not isinstance(read, dict) or not isinstance(read.get("messages"), list)):
-            return error(400, "the body must be a JSON object with a messages array"), None
+            return error(400, "the body must be a JSON object with a messages array"), None, None
         try:
             prepared: Prepared | None = None
             # A body parsed in a worker thread is large work already (its turns, their keys):
@@ -539,7 +575,7 @@ def build_app(config: StageConfig) -> Starlette:
                 prepared = await run_in_threadpool(
                     prepare, folder, cache, read, None, LoopFirst(asyncio.get_running_loop()))
         except TranscriptError as failure:
-            return error(400, str(failure)), None
+            return error(400, str(failure)), None, None
         stream = ReplyStream(folder.game, prepared.outcome.snapshot.state,
                              prepared.outcome.snapshot.replies, folder.answers, prepared.before)
         headers = _client_headers(request, config)
@@ -568,7 +604,7 @@ def build_app(config: StageConfig) -> Starlette:
             await storing
         elif cache.pending:
             response.background = BackgroundTask(_stored_after)
-        return response, prepared
+        return response, prepared, stream
 
     def _in_thread(work: Callable[[], Any]) -> asyncio.Future[Any]:
         """``work`` started in a worker thread, held until it is done."""
@@ -680,16 +716,23 @@ def build_app(config: StageConfig) -> Starlette:
         return JSONResponse(document)
 
     def _access(request: Request, status: int, began: float,
-                prepared: Prepared | None = None) -> None:
-        """One line per chat request: game, status, time, turns folded, anchor. No headers,
-        no body, no URL: nothing that may be secret."""
+                prepared: Prepared | None = None, stream: ReplyStream | None = None,
+                first: float | None = None) -> None:
+        """One line per chat request: game, status, time (a streamed reply's to its first
+        event, ``ms``, and to its end, ``total``), turns folded, anchor, and what became of the
+        reply's tags: answered, refused by reason, the model's answer parts taken out, a cut.
+        No headers, no body, no URL: nothing that may be secret."""
+        now = time.perf_counter()
         outcome = prepared.outcome if prepared is not None else None
-        access.info("game=%s status=%d ms=%.1f folded=%s reused=%s anchor=%s anchored=%s",
-                    request.path_params.get("game", "-")[:64], status,
-                    (time.perf_counter() - began) * 1000,
+        timing = f"ms={((first or now) - began) * 1000:.1f}"
+        if first is not None:
+            timing += f" total={(now - began) * 1000:.1f}"
+        access.info("game=%s status=%d %s folded=%s reused=%s anchor=%s anchored=%s%s",
+                    request.path_params.get("game", "-")[:64], status, timing,
                     outcome.folded if outcome else "-", outcome.reused if outcome else "-",
                     outcome.anchor if outcome else "-",
-                    str(outcome.anchored).lower() if outcome else "-")
+                    str(outcome.anchored).lower() if outcome else "-",
+                    _tag_counts(stream) if stream is not None and status == 200 else "")
 
     async def not_found(request: Request, failure: Exception) -> Response:
         status = failure.status_code if isinstance(failure, HTTPException) else 500

@@ -463,7 +463,7 @@ def test_each_request_has_one_access_line_without_secrets(
     lines = [r.getMessage() for r in caplog.records if r.name == "gmtags.access"]
     assert len(lines) == 2
     assert re.fullmatch(r"game=harrow status=200 ms=[\d.]+ folded=1 reused=0 anchor=\w+ "
-                        r"anchored=true", lines[0])
+                        r"anchored=true answered=0", lines[0])
     assert lines[1].startswith("game=harrow status=401")
     assert KEY not in caplog.text
 
