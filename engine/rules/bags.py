@@ -292,13 +292,16 @@ def stack_names(bag: tuple[Stack, ...]) -> list[str]:
 
 def meant_stack(game: Game, state: State, bag: tuple[Stack, ...], name: str) -> str | list[str]:
     """Issue 39: the stack of ``bag`` an item name means. A name of the game — a ruleset item,
-    an invented item, a coin (ITM-NAME-1..3) — or of a stack of the bag (any case) means what
-    it says, and so does one that means no stack: ``name`` itself. Else the name of the one
-    stack whose first word or leading words it is (:func:`engine.rules.names.meant_name`),
+    an invented item, a coin (ITM-NAME-1..3) — or of a stack in any bag of the party (any
+    case: a fight's use may draw on a companion's stack, ITM-CLS-14) means what it says, and
+    so does one that means no stack: ``name`` itself. Else the name of the one stack of
+    ``bag`` whose first word or leading words it is (:func:`engine.rules.names.meant_name`),
     or, when it fits several, their names."""
     name = name.strip()
-    if not name or find_thing(game, name, state) is not None \
-            or matching_positions(bag, None, name):
+    if not name or find_thing(game, name, state) is not None:
+        return name
+    key = ("name", name.casefold())
+    if key in bag_index(bag) or any(key in bag_index(c.bag) for c in state.characters):
         return name
     names = stack_names(bag)
     meant = meant_name(name, names)

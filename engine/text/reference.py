@@ -41,8 +41,9 @@ READING = [
     "- `character` is a party member; `combatant` is a party member or one in the fight on "
     "now (`Goblin 2`; `Goblin` is refused while Goblin 1 and Goblin 2 both fight); "
     "`combatants` is a comma list of them. `item held` is a stack in `who=`'s bag; a name of "
-    "the ruleset (an item, an invented item, a coin) means that thing and is never read as "
-    "another. What an `add` or a `buy` names may be new, so it is never read as a stack "
+    "the ruleset (an item, an invented item, a coin), or of a stack anyone in the party "
+    "holds, means that and is never read as another. What an `add` or a `buy` names may be "
+    "new, so it is never read as a stack "
     "(adding `Rope ladder` to a bag holding Rope adds a Rope ladder).",
     "- **A number** (`count`, `total`, `number`): a value holding exactly one whole number, "
     "wherever its label sits, is that number: `dc=\"DC 10\"`, `dc=\"10 (hard)\"`, "
