@@ -22,7 +22,7 @@ from ..rules.context import TurnContext
 from ..rules.game import DEFAULT_STACK, Game
 from ..rules.state import State
 from .answers import Answer, accepted, refused
-from .attrs import COUNT, RAW, TEXT, WHO, WHO_OR_PARTY
+from .attrs import COUNT, HELD, RAW, TEXT, WHO, WHO_OR_PARTY
 from .declare import Request, action, attr, request
 from .invent import DESCRIPTION, propose
 from .invent import instructions as invent_instructions
@@ -145,7 +145,7 @@ def _add_one(game: Game, state: State, tag: Tag, name: str, count: int,
 class Remove(Request):
     """Take things out of one bag: all of it, or nothing."""
 
-    item: str = attr(TEXT, "what to remove; a comma list removes each, all or nothing",
+    item: str = attr(HELD, "what to remove; a comma list removes each, all or nothing",
                      aliases=("items",),
                      missing='Say what to remove: [inventory: action="remove" item="<name>"].')
     count: int = attr(COUNT, "how many", default=1)

@@ -18,7 +18,7 @@ import dataclasses
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
 
 from tagparse import Tag
 
@@ -29,31 +29,66 @@ from ..rules.state import State
 from .answers import Answer, refused
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 R = TypeVar("R", bound="Request")
 
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """Why an attribute cannot be read: a reason code and the sentence the GM is told."""
+    """Why an attribute cannot be read: a reason code and the sentence the GM is told;
+    ``notes``, what the attributes read before it were read as (:class:`Read`)."""
 
     reason: str
     text: str
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Read(Generic[T_co]):
+    """A value a reader read as a person reads what was written, not as it stands (issue 39:
+    ``who="Bram"`` is Bram the Quiet, ``dc="DC 10"`` is 10). The request holds ``value``; the
+    answer's notes say ``read who="Bram" as Bram the Quiet`` — ``shown`` is how the value is
+    named there, ``written`` what was read so when not the attribute as written."""
+
+    value: T_co
+    shown: str
+    written: str | None = None
+
+    def note(self, name: str, raw: Any) -> str:
+        """The note on the answer: what attribute ``name`` held, and what it was read as."""
+        written = self.written if self.written is not None else str(raw).strip()
+        return f'read {name}="{_cut(written)}" as {_cut(self.shown, 80)}'
+
+
+def _cut(text: str, most: int = 40) -> str:
+    """Written text cut short for a note."""
+    return text if len(text) <= most else text[:most - 1] + "…"
+
+
+Reading: TypeAlias = T | Refusal | Read[T]
+"""What a reader gives: the value, the refusal of the attribute, or the value read as meant."""
 
 
 @dataclass(frozen=True, slots=True)
 class Reader(Generic[T]):
-    """How one kind of attribute value is read: ``read(raw, game, state)`` gives the value or a
-    :class:`Refusal`; ``raw`` is the attribute as written (None when absent). ``schema`` is the
-    JSON Schema of the attribute's text and ``kind`` names it in ``docs/tags.md``. A ``json``
-    reader reads a host event's payload value as it is, which a tag never has."""
+    """How one kind of attribute value is read: ``read(raw, game, state)`` gives the value, a
+    :class:`Refusal`, or a :class:`Read` (the value as a person reads it, noted on the
+    answer); ``raw`` is the attribute as written (None when absent). ``schema`` is the JSON
+    Schema of the attribute's text and ``kind`` names it in ``docs/tags.md``. A ``json``
+    reader reads a host event's payload value as it is, which a tag never has.
+
+    ``settle(value, values, game, state)``, when set, reads the value a second time once every
+    attribute of the request is read (``values``, by field name): what an item name means
+    depends on whose bag ``who=`` names. It gives what ``read`` gives."""
 
     kind: str
-    read: Callable[[Any, Game, State], T | Refusal]
+    read: Callable[[Any, Game, State], Reading[T]]
     schema: Mapping[str, Any]
     reasons: tuple[str, ...] = ()
     json: bool = False  # a host event's JSON value (a number, a list), not a tag's text
     absent: Any = None  # what ``read`` gives for an absent attribute, when that is fixed
     fixed_absent: bool = False  # whether ``absent`` is that value (else ``read`` is asked)
+    settle: Callable[[T, Mapping[str, Any], Game, State], Reading[T]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +119,13 @@ def attr(reader: Reader[T], help: str, *, default: T | None = None,
 @dataclass(frozen=True, slots=True)
 class Request:
     """A tag (or host event) read into typed values. ``tag`` is the tag answered: answers name
-    it; handlers read the request's fields, never the tag's attributes."""
+    it; handlers read the request's fields, never the tag's attributes. ``notes`` say which
+    attributes were read as a person reads them (:class:`Read`); the answer carries them."""
 
     tag: Tag
+    notes: tuple[str, ...] = field(default=(), kw_only=True)
     declared: ClassVar[tuple[tuple[str, Attr], ...]] = ()  # (field name, how it is read)
+    settled: ClassVar[tuple[tuple[str, Attr], ...]] = ()  # those read again (Reader.settle)
 
 
 def _fields(request: type[Request]) -> tuple[tuple[str, Attr], ...]:
@@ -96,7 +134,7 @@ def _fields(request: type[Request]) -> tuple[tuple[str, Attr], ...]:
     for one in dataclasses.fields(request):
         meta = one.metadata.get("attr")
         if meta is None:
-            if one.name != "tag":
+            if one.name not in ("tag", "notes"):
                 raise TypeError(f"{request.__name__}.{one.name} is not declared with attr()")
             continue
         if one.name not in hints:
@@ -109,6 +147,8 @@ def request(cls: type[R]) -> type[R]:
     """Make ``cls`` a request: a frozen dataclass whose fields are read by their :func:`attr`."""
     made = dataclass(frozen=True, slots=True)(cls)
     made.declared = _fields(made)
+    made.settled = tuple((name, meta) for name, meta in made.declared
+                         if meta.reader.settle is not None)
     return made
 
 
@@ -133,11 +173,19 @@ def _raw(written: Mapping[str, str], meta: Attr) -> str | None:
     return value
 
 
+def _refusal(refusal: Refusal, notes: list[str]) -> Refusal:
+    """A refusal with the notes of the attributes read before it."""
+    return dataclasses.replace(refusal, notes=(*notes, *refusal.notes)) if notes else refusal
+
+
 def read_request(kind: type[R], tag: Tag, game: Game, state: State,
                  payload: Mapping[str, Any] | None = None) -> R | Refusal:
-    """The tag read into ``kind``, or the refusal of its first attribute that cannot be read.
+    """The tag read into ``kind``, or the refusal of its first attribute that cannot be read;
+    then each value a reader settles (:attr:`Reader.settle`), in the order declared. Every
+    value read as meant (:class:`Read`) is noted on the request, or on the refusal.
     ``payload`` is a host event's JSON, for the request's ``json`` readers."""
     values: dict[str, Any] = {"tag": tag}
+    notes: list[str] = []
     written = _written(tag)
     for name, meta in kind.declared:
         reader = meta.reader
@@ -149,17 +197,30 @@ def read_request(kind: type[R], tag: Tag, game: Game, state: State,
             raw = written.get(meta.name)
         if raw is None:
             if meta.missing is not None:
-                return Refusal(reasons.MISSING_ATTRIBUTE, meta.missing)
+                return _refusal(Refusal(reasons.MISSING_ATTRIBUTE, meta.missing), notes)
             if reader.fixed_absent:  # most attributes of most tags
                 values[name] = reader.absent
                 continue
         elif meta.missing is not None and not str(raw).strip():
-            return Refusal(reasons.MISSING_ATTRIBUTE, meta.missing)
+            return _refusal(Refusal(reasons.MISSING_ATTRIBUTE, meta.missing), notes)
         value = reader.read(raw, game, state)
-        if isinstance(value, Refusal):
-            return value
+        if isinstance(value, Read):
+            notes.append(value.note(meta.name, raw))
+            value = value.value
+        elif isinstance(value, Refusal):
+            return _refusal(value, notes)
         values[name] = value
-    return kind(**values)
+    for name, meta in kind.settled:
+        settle = meta.reader.settle
+        assert settle is not None
+        value = settle(values[name], values, game, state)
+        if isinstance(value, Read):
+            notes.append(value.note(meta.name, values[name]))
+            value = value.value
+        elif isinstance(value, Refusal):
+            return _refusal(value, notes)
+        values[name] = value
+    return kind(**values, notes=tuple(notes)) if notes else kind(**values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,8 +281,11 @@ class Action:
             return state, refused(tag, self.needs.reason, self.needs.text)
         parsed = read_request(self.request, tag, game, state, payload)
         if isinstance(parsed, Refusal):
-            return state, refused(tag, parsed.reason, parsed.text)
-        return self.handler(game, state, parsed, ctx)
+            return state, refused(tag, parsed.reason, parsed.text, notes=parsed.notes)
+        new_state, answer = self.handler(game, state, parsed, ctx)
+        if parsed.notes:  # what the request's attributes were read as comes first
+            answer = answer.model_copy(update={"notes": (*parsed.notes, *answer.notes)})
+        return new_state, answer
 
 
 def action(kind: str, name: str | None, request: type[R], *,

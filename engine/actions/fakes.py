@@ -12,8 +12,9 @@ the check pipeline, on dice kept apart from the reply's own ``[skill_check:]`` t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from tagparse import Tag
 
@@ -31,10 +32,10 @@ from ..ruleset.fakes import RevealWay, Tell
 from ..ruleset.market import Seller
 from ..ruleset.values import Threshold
 from .answers import Answer, accepted, refused
-from .attrs import TEXT, WHO
+from .attrs import HELD, TEXT, WHO, read_held
 from .checks import skill_check
 from .checks.pipeline import effective_resolution, sheet_parts, value_check
-from .declare import Request, action, attr, request
+from .declare import Reading, Request, action, attr, request
 
 # ---------------------------------------------------------------------------------------------
 # What a fake is and how it shows (ITM-FAKE-2, ITM-FAKE-9, ITM-FAKE-16)
@@ -249,8 +250,18 @@ def _named_stacks(game: Game, state: State, character: Character, name: str) -> 
         (ref is not None and ref in (s.item, s.shows_as)) or s.name.casefold() == wanted)]
 
 
+def _looked_at(value: str, values: Mapping[str, Any], game: Game, state: State) -> Reading[str]:
+    """An item of the bag as :func:`read_held` reads it, unless ``seller=`` names whose ware
+    it is."""
+    return value if values.get("seller") else read_held(value, values, game, state)
+
+
+LOOKED_AT = replace(HELD, settle=_looked_at)
+"""``item=`` of an inspect: an item of the bag (:data:`HELD`), or a seller's ware."""
+
+
 def _item(verb: str) -> str:
-    return attr(TEXT, "the item, by the name it shows as or its own",
+    return attr(LOOKED_AT, "the item, by the name it shows as or its own",
                 missing=f'Say which item: [inventory: action="{verb}" item="<name>" '
                 'who="<character>"].')
 

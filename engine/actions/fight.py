@@ -43,6 +43,7 @@ from ..rules.fight_pool import risen
 from ..rules.foe_abilities import with_abilities
 from ..rules.formula import foe_modifier, foe_reader, sheet_reader
 from ..rules.game import Game
+from ..rules.names import meant_fighter
 from ..rules.sheet import SheetView
 from ..rules.state import Combatant, Encounter, JournalEntry, Stack, State
 from ..rules.weapons import numbers
@@ -55,9 +56,9 @@ from . import fight_narrative as narrative
 from . import fight_narrative_spoils as narrative_spoils
 from . import fight_outcome as outcome
 from .answers import Answer, accepted, refused
-from .attrs import RAW, TEXT
+from .attrs import FIGHTER, FIGHTERS, NUMERAL, TEXT, WIELDED
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
-from .declare import Reader, Refusal, Request, action, attr, request
+from .declare import Read, Reader, Reading, Refusal, Request, action, attr, request
 from .fight_arms import (
     OFF_HAND,
     PLAIN,
@@ -146,8 +147,8 @@ class Start(Request):
     foe: str = attr(TEXT, "what the foes are called", shown="required (or enemies=)")
     role: str = attr(TEXT, "the template's role (minion, standard, elite, boss...)",
                      shown="the first template")
-    tier: str | None = attr(RAW, "the danger, 1 to 6 (held to it)", shown="1")
-    count: str | None = attr(RAW, "how many, 1 to 12 (held to it)", shown="1")
+    tier: str | None = attr(NUMERAL, "the danger, 1 to 6 (held to it)", shown="1")
+    count: str | None = attr(NUMERAL, "how many, 1 to 12 (held to it)", shown="1")
     enemies: str = attr(TEXT, "the legacy form (also without op=): a comma list of foes, one "
                         "of each, noted; write foe= instead", aliases=LEGACY_FOES[1:],
                         shown="none")
@@ -163,8 +164,8 @@ class Join(Request):
     foe: str = attr(TEXT, "who joins: a foe's name, or a hero of the party",
                     missing='Name who joins: foe="<name>".')
     role: str = attr(TEXT, "the template's role", shown="the first template")
-    tier: str | None = attr(RAW, "the danger, 1 to 6 (held to it)", shown="1")
-    count: str | None = attr(RAW, "how many, 1 to 12 (held to it)", shown="1")
+    tier: str | None = attr(NUMERAL, "the danger, 1 to 6 (held to it)", shown="1")
+    count: str | None = attr(NUMERAL, "how many, 1 to 12 (held to it)", shown="1")
     rank: str = attr(TEXT, "narrative fights: the foe's rank, D to SSS, X or XX (D100-RANK)",
                      shown="the player's")
 
@@ -446,22 +447,28 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
 # --- attacking ---------------------------------------------------------------------------
 
 
-def _attacker(raw: str | None, game: Game, state: State) -> str | Refusal:
-    """``who=``: a hero of the party or a foe in the fight, by name (any case); the player
-    without one (CMB-ATK-7: foes roll the same attack check)."""
-    written = (raw or "").strip()
+def _attacker(raw: str | None, game: Game, state: State) -> Reading[str]:
+    """``who=``: a hero of the party or a foe in the fight, by name (any case) or by its first
+    words (issue 39, :data:`engine.actions.attrs.FIGHTER`); the player without one (CMB-ATK-7:
+    foes roll the same attack check)."""
+    read = FIGHTER.read(raw, game, state)
+    if isinstance(read, Refusal):
+        return read
+    written = read.value if isinstance(read, Read) else read
     hero = state.character_index(written or None)
-    if hero is not None:
-        return state.characters[hero].name
     encounter = state.encounter
-    if encounter is None:
+    if hero is not None:
+        name = state.characters[hero].name
+    elif encounter is None:
         return written  # no fight is on: the attack is refused no-encounter
-    found = encounter.find(written)
-    if found is None:
-        names = ", ".join(c.name for c in encounter.combatants)
-        return Refusal(reasons.UNKNOWN_COMBATANT, f'Nobody called "{written[:60]}" is in the '
-                       f"party or the fight ({names}); nothing was done.")
-    return encounter.combatants[found].name
+    else:
+        found = encounter.find(written)
+        if found is None:
+            names = ", ".join(c.name for c in encounter.combatants)
+            return Refusal(reasons.UNKNOWN_COMBATANT, f'Nobody called "{written[:60]}" is in '
+                           f"the party or the fight ({names}); nothing was done.")
+        name = encounter.combatants[found].name
+    return Read(name, name) if isinstance(read, Read) else name
 
 
 ATTACKER = Reader("combatant", _attacker, {"type": "string"}, (reasons.UNKNOWN_COMBATANT,))
@@ -473,10 +480,10 @@ class Strike(Request):
     """A hero attacks a foe, or a foe a hero (CMB-ATK-1..7, CMB-ATK-A1..A7; ITM-WPN-6..15)."""
 
     who: str = attr(ATTACKER, "who attacks: a hero, or a foe in the fight", shown="the player")
-    target: str = attr(TEXT, "who is attacked: a foe (for a hero) or a hero (for a foe); "
+    target: str = attr(FIGHTERS, "who is attacked: a foe (for a hero) or a hero (for a foe); "
                        "comma-separated foes for a mode with targets (ITM-MODE-6)",
                        shown="the only one standing on the other side")
-    weapon: str | None = attr(RAW, "a hero's weapon, worn; unarmed without one", name="with",
+    weapon: str | None = attr(WIELDED, "a hero's weapon, worn; unarmed without one", name="with",
                               shown="the first worn weapon, else unarmed")
     budget: str = attr(TEXT, "the turn action a hero's attack spends", name="action",
                        shown="the weapon's budget, else the first action with attacks")
@@ -1175,7 +1182,7 @@ def attacker_rank(state: State, tag: Tag) -> int:
     encounter = state.encounter
     if encounter is None:
         return 0
-    written = (tag.get("who") or "").strip()
+    written = meant_fighter(state, (tag.get("who") or "").strip())
     hero = state.character_index(written or None)
     found = encounter.find(state.characters[hero].name if hero is not None else written)
     if found is None:

@@ -37,7 +37,7 @@ from ..rules.state import Combatant, Encounter, FightCondition, State
 from ..ruleset import Formula, parse_formula
 from ..ruleset.abilities import FREE, Ability, is_fight_ability
 from .answers import Answer, accepted, refused
-from .attrs import TEXT
+from .attrs import FIGHTERS, TEXT
 from .checks.pipeline import effective_resolution, resolve_request
 from .declare import Refusal, Request, action, attr, request
 from .fight import (
@@ -73,7 +73,7 @@ class Cast(Request):
     use: str = attr(TEXT, "the ability or spell: a catalog entry the hero chose, by label or "
                     "id; written, it makes the tag an ability's use",
                     shown="required (without it the tag is a weapon's attack)")
-    target: str = attr(TEXT, "the foes it is aimed at, comma-separated (as many as its "
+    target: str = attr(FIGHTERS, "the foes it is aimed at, comma-separated (as many as its "
                        "targetCount); heroes for a foe's ability or one aimed at allies",
                        shown="the only one standing on the other side (the user, for one "
                        "aimed at allies)")

@@ -29,7 +29,7 @@ from ..rules.saves_against import save_bonus
 from ..rules.sheet import SheetView
 from ..rules.state import Combatant, Encounter, FightCondition, State
 from .answers import Answer, accepted, refused
-from .attrs import RAW, TEXT
+from .attrs import FIGHTER, NUMERAL, RAW, TEXT
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
 from .declare import Refusal, Request, action, attr, request
 from .fight import BY_TURNS, ROUND_OPS, _fighting, _in_fight
@@ -41,14 +41,14 @@ MAX_DC = 999  # dc= is held to 0..999
 class Afflict(Request):
     """The story applies or ends a condition in a fight (CMB-COND-1..6, CMB-TYPE-2)."""
 
-    who: str = attr(TEXT, "who bears it: a hero or a foe in the fight", shown="the player")
+    who: str = attr(FIGHTER, "who bears it: a hero or a foe in the fight", shown="the player")
     add: str = attr(TEXT, "the condition applied, by id or label")
     remove: str = attr(TEXT, "the condition ended, by id or label")
-    rounds: str | None = attr(RAW, f"how many rounds it lasts, 1 to {MAX_ROUNDS} (held to it)",
+    rounds: str | None = attr(NUMERAL, f"how many rounds it lasts, 1 to {MAX_ROUNDS} (held to it)",
                               shown="until removed or saved")
     save: str | None = attr(RAW, "the save (or ability) that ends it, rolled at the end of "
                             "each round (CMB-COND-3)")
-    dc: str | None = attr(RAW, "the save's difficulty, fixed when applied (CMB-COND-4)")
+    dc: str | None = attr(NUMERAL, "the save's difficulty, fixed when applied (CMB-COND-4)")
 
 
 def _save(game: Game, raw: str) -> str | Refusal:

@@ -27,7 +27,7 @@ from ..rules.game import Game
 from ..rules.state import State
 from ..ruleset.abilities import ability_of
 from .answers import Answer, accepted, refused
-from .attrs import TEXT
+from .attrs import FIGHTER, TEXT
 from .declare import Refusal, Request, action, attr, read_request, request
 from .fight import Strike, _budget, _in_fight, _round, _strike, _weapon
 from .fight_arms import PLAIN, ready
@@ -41,7 +41,7 @@ HOWS = ("move", "disengage", "teleport")
 class Leave(Request):
     """A foe leaves the reach of the heroes near it (CMB-REACT-4/6, OQ-CMB-11)."""
 
-    who: str = attr(TEXT, "the foe that leaves", shown="required")
+    who: str = attr(FIGHTER, "the foe that leaves", shown="required")
     how: str = attr(TEXT, "move, disengage or teleport (the last two provoke nothing, "
                     "CMB-REACT-6)", shown="move")
 

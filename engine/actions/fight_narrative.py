@@ -78,7 +78,7 @@ from ..ruleset.fight import Narrative, Overexertion, Technique
 from . import fight_narrative_bleed as bleeding
 from . import fight_narrative_spoils as spoils
 from .answers import Answer, accepted, refused
-from .attrs import TEXT
+from .attrs import FIGHTER, TEXT
 from .declare import Request, action, attr, request
 from .fight_hp0 import lost_if_none_stand, zero_meaning
 
@@ -1061,11 +1061,11 @@ def _shielded(game: Game, state: State, encounter: Encounter, named: str) -> int
 class Defend(Request):
     """How a fighter meets the strikes of this round (D100-DEF-2/3, D100-PARTY-6)."""
 
-    who: str = attr(TEXT, "who defends: a hero, or a foe in the fight", shown="the player")
+    who: str = attr(FIGHTER, "who defends: a hero, or a foe in the fight", shown="the player")
     how: str = attr(TEXT, "dodge, block, parry, sidestep, counter, step-in (with for=), or "
                     "tend (with for=: stop a downed ally's bleeding, D100-PARTY-7)",
                     shown="dodge")
-    ally: str = attr(TEXT, "step-in: the ally whose strikes this fighter takes; tend: the "
+    ally: str = attr(FIGHTER, "step-in: the ally whose strikes this fighter takes; tend: the "
                      "downed ally it tends", name="for", shown="none")
 
 

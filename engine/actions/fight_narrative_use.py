@@ -69,6 +69,8 @@ class Using(Protocol):
     def item(self) -> str: ...
     @property
     def who(self) -> int: ...
+    @property
+    def target(self) -> str: ...
 
 
 def average(amount: Amount) -> Fraction:
@@ -160,7 +162,7 @@ def _label(game: Game, stack: Stack) -> str:
 def narrative_use(game: Game, state: State, request: Using, ctx: TurnContext,
                   kind: str) -> tuple[State, Answer, str | None]:
     """ITM-CLS-1..19: ``item=`` used by ``who=`` in the narrative fight on now, at
-    ``target=`` (a tag attribute; without it a heal or buff goes to the user, an attack or
+    ``target=`` (without it a heal or buff goes to the user, an attack or
     debuff to the only foe standing, ITM-CLS-8). The new state, the answer, and the player's
     words for the Use button."""
     tag, who = request.tag, request.who
@@ -205,7 +207,7 @@ def narrative_use(game: Game, state: State, request: Using, ctx: TurnContext,
     if encounter.combatants[me].spent:
         return state, refused(tag, reasons.NO_TIME, f"NO TIME: {character.name} has acted "
                               "this round already; nothing was used."), spoken
-    at = _target(game, state, encounter, me, use, tag.get("target") or "")
+    at = _target(game, state, encounter, me, use, request.target)
     if isinstance(at, tuple):
         return state, refused(tag, *at), spoken
     before = state

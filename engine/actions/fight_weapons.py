@@ -20,7 +20,7 @@ from ..rules.game import Game
 from ..rules.sheet import SheetView
 from ..rules.state import Combatant, JournalEntry, State
 from .answers import Answer, accepted, refused
-from .attrs import RAW, TEXT
+from .attrs import FIGHTER, WIELDED
 from .declare import Refusal, Request, action, attr, request
 from .fight import _budget, _cannot_act, _combat, _fighting, _in_fight, _round, _weapon
 from .fight_arms import Armed
@@ -30,8 +30,8 @@ from .fight_arms import Armed
 class Reload(Request):
     """A hero fills a worn weapon's clip (ITM-CLIP-3/5)."""
 
-    who: str = attr(TEXT, "who reloads: a hero in the fight", shown="the player")
-    weapon: str | None = attr(RAW, "the worn weapon with a clip", name="with",
+    who: str = attr(FIGHTER, "who reloads: a hero in the fight", shown="the player")
+    weapon: str | None = attr(WIELDED, "the worn weapon with a clip", name="with",
                               shown="the first worn weapon with a clip")
 
 

@@ -26,13 +26,13 @@ from ..rules.items import effect_part
 from ..rules.state import Character, Stack, State
 from ..ruleset import Item
 from .answers import Answer, accepted, refused
-from .attrs import COUNT, TEXT, TOTAL, WHO, unknown_character
-from .declare import Needs, Reader, Refusal, Request, action, attr, request
+from .attrs import COUNT, HELD, TOTAL, WHO, read_character
+from .declare import Needs, Reader, Reading, Refusal, Request, action, attr, request
 from .placing import add_thing
 
 
 def _item(verb: str) -> str:
-    return attr(TEXT, f"the item to {verb}, by name",
+    return attr(HELD, f"the item to {verb}, by name",
                 missing=f'Say which item to {verb}: [inventory: action="{verb}" item="<name>"].')
 
 
@@ -250,13 +250,10 @@ unbind = action("inventory", "unbind", Unbind, needs=_binding_needed("unbind"),
                 reasons=(*_WORN_REASONS, reasons.CURSED))(worn_handler("unbind"))
 
 
-def _taker(raw: str | None, game: Game, state: State) -> int | Refusal:
+def _taker(raw: str | None, game: Game, state: State) -> Reading[int]:
     name = (raw or "").strip()
-    taker = state.character_index(name) if name else None
-    if taker is not None:
-        return taker
     if name:
-        return unknown_character(state, name)
+        return read_character(state, name)
     names = ", ".join(c.name for c in state.characters)
     return Refusal(reasons.UNKNOWN_CHARACTER, f'Say who takes it with to="<name>" ({names}).')
 

@@ -23,23 +23,20 @@ from ..rules.layers import hidden_items, removed_coins
 from ..rules.money import coin_named, coin_thing
 from ..rules.state import Stack, State
 from .answers import Answer, accepted, refused
-from .attrs import COUNT, JSON, RAW, WHO, read_count, unknown_character
+from .attrs import COUNT, JSON, RAW, WHO, read_character, read_count
 from .bags import ADD_RECORD, remove
-from .declare import Reader, Refusal, Request, action, as_event, attr, request
+from .declare import Read, Reader, Reading, Refusal, Request, action, as_event, attr, request
 from .gear import Set, bind, equip, give, set_count, set_to, unbind, unequip, worn_handler
 from .placing import add_thing
 
 # --- events ---------------------------------------------------------------------------------
 
 
-def _receiver(raw: str | None, game: Game, state: State) -> int | Refusal | None:
+def _receiver(raw: str | None, game: Game, state: State) -> Reading[int | None]:
     """``to``: the character whose bag it goes into; without it, the shared view
     (ITM-CARRY-5, ITM-CARRY-8)."""
     name = (raw or "").strip()
-    if not name:
-        return None
-    index = state.character_index(name)
-    return unknown_character(state, name) if index is None else index
+    return read_character(state, name) if name else None
 
 
 RECEIVER = Reader("character", _receiver, {"type": "string"}, (reasons.UNKNOWN_CHARACTER,))
@@ -213,6 +210,8 @@ def split(game: Game, state: State, request: Split, ctx: TurnContext) -> tuple[S
     count = read_count(request.count)
     if isinstance(count, Refusal):
         return state, refused(tag, count.reason, count.text)
+    notes = (count.note("count", request.count),) if isinstance(count, Read) else ()
+    count = count.value if isinstance(count, Read) else count
     character = state.characters[who]
     stack = character.bag[index]
     if count >= stack.count:
@@ -227,7 +226,7 @@ def split(game: Game, state: State, request: Split, ctx: TurnContext) -> tuple[S
            stack.model_copy(update={"count": count}), *character.bag[index + 1:])
     return state.with_bag(who, bag), accepted(
         request.tag, f"{character.name} splits {stack.name} ×{count} off into a stack of its own.",
-        {"who": character.name, "item": stack.name, "count": count, "stack": index + 1})
+        {"who": character.name, "item": stack.name, "count": count, "stack": index + 1}, notes)
 
 
 @action("event", "merge", Merge,

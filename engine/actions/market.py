@@ -62,7 +62,7 @@ from ..rules.money import (
 from ..rules.state import Character, Held, JournalEntry, Place, Stack, State
 from ..ruleset.market import Market, PriceLevel, Seller
 from .answers import Answer, accepted, refused
-from .attrs import COUNT, RAW, TEXT, WHO
+from .attrs import COUNT, HELD, RAW, TEXT, WHO
 from .declare import Needs, Request, action, attr, request
 from .fakes import notice
 from .money import coin_listing, exchange_text
@@ -198,7 +198,7 @@ class Buy(Request):
 class Sell(Request):
     """Give an item and take its buy-back price in coins, largest first (ITM-SELL-1..7)."""
 
-    item: str = attr(TEXT, "the item to sell",
+    item: str = attr(HELD, "the item to sell",
                      missing='Say what to sell: [inventory: action="sell" item="<name>"].')
     count: int = attr(COUNT, "how many", default=1)
     who: int = attr(WHO, "who sells", shown="the player")

@@ -15,7 +15,7 @@ from typing import Any
 from tagparse import Tag
 
 from ..rules import reasons
-from ..rules.bags import find_thing, item_of, stack_matches
+from ..rules.bags import find_thing, item_of, meant_stack, stack_matches
 from ..rules.checks.read import Rolled
 from ..rules.context import TurnContext
 from ..rules.fakes import reveal_on_use
@@ -28,10 +28,10 @@ from ..ruleset import Item
 from ..ruleset.combat import Gate, StatRead, Use
 from ..ruleset.sheet import Track
 from .answers import Answer, accepted, refused
-from .attrs import TEXT, WHO
+from .attrs import FIGHTERS, HELD, WHO, read_character
 from .checks import skill_check
 from .checks.pipeline import value_check
-from .declare import Request, action, attr, request
+from .declare import Read, Refusal, Request, action, attr, request
 from .fight_narrative_use import FIGHT_REASONS as NARRATIVE_REASONS
 from .fight_narrative_use import FIGHT_RECORD as NARRATIVE_RECORD
 from .fight_narrative_use import narrative_use
@@ -298,10 +298,10 @@ class UseItem(Request):
     ``toHit`` against each target's defence or each target's save against its
     ``saveDifficulty``; any other use is answered as outside a fight."""
 
-    item: str = attr(TEXT, "the item used, by name",
+    item: str = attr(HELD, "the item used, by name",
                      missing='Say what to use: [inventory: action="use" item="<name>"].')
     who: int = attr(WHO, "who uses it", shown="the player")
-    target: str = attr(TEXT, "in a formula fight: who the use is aimed at, comma-separated (as "
+    target: str = attr(FIGHTERS, "in a formula fight: who the use is aimed at, comma-separated (as "
                        "many as its targetCount): foes for a use against the other side, heroes "
                        "for a heal or buff", shown="the only foe standing, or the user")
 
@@ -431,11 +431,16 @@ def acts_in_fight(game: Game, state: State, tag: Tag) -> bool:
         return False
     if (tag.get("target") or "").strip():
         return True
-    who = state.character_index((tag.get("who") or "").strip() or None)
-    if who is None:
+    who = read_character(state, (tag.get("who") or "").strip() or None)
+    if isinstance(who, Read):  # issue 39: as the request reads them, the name and the item
+        who = who.value
+    if isinstance(who, Refusal):
         return False
     character = state.characters[who]
-    found = _matching(game, state, character, tag.get("item") or "")
+    item_name = meant_stack(game, state, character.bag, tag.get("item") or "")
+    if isinstance(item_name, list):
+        return False
+    found = _matching(game, state, character, item_name)
     item = item_of(game, state, character.bag[found[0]].item) if found else None
     return item is not None and item.use is not None and aimed(item.use)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ..ruleset import Item
 from .game import DEFAULT_STACK, MAX_STACKS_PER_BAG, Game
 from .items import effect_part
+from .names import meant_name
 from .state import Character, InventedItem, Stack, State
 from .trusted import trusted
 
@@ -275,6 +276,38 @@ def matching_last_first(bag: tuple[Stack, ...], thing: Thing | None,
     only the last few of a long bag's stacks of a thing does not look at the others)."""
     return (i for i in reversed(_candidates(bag, thing, name))
             if stack_matches(bag[i], thing, name))
+
+
+def stack_names(bag: tuple[Stack, ...]) -> list[str]:
+    """The names of a bag's stacks, in bag order, each once (any case)."""
+    seen: set[str] = set()
+    names = []
+    for stack in bag:
+        folded = stack.name.casefold()
+        if folded not in seen:
+            seen.add(folded)
+            names.append(stack.name)
+    return names
+
+
+def meant_stack(game: Game, state: State, bag: tuple[Stack, ...], name: str) -> str | list[str]:
+    """Issue 39: the stack of ``bag`` an item name means. A name of the game — a ruleset item,
+    an invented item, a coin (ITM-NAME-1..3) — or of a stack in any bag of the party (any
+    case: a fight's use may draw on a companion's stack, ITM-CLS-14) means what it says, and
+    so does one that means no stack: ``name`` itself. Else the name of the one stack of
+    ``bag`` whose first word or leading words it is (:func:`engine.rules.names.meant_name`),
+    or, when it fits several, their names."""
+    name = name.strip()
+    if not name or find_thing(game, name, state) is not None:
+        return name
+    key = ("name", name.casefold())
+    if key in bag_index(bag) or any(key in bag_index(c.bag) for c in state.characters):
+        return name
+    names = stack_names(bag)
+    meant = meant_name(name, names)
+    if meant.found is not None:
+        return names[meant.found]
+    return [names[i] for i in meant.candidates] if meant.candidates else name
 
 
 def held_up_to(bag: tuple[Stack, ...], thing: Thing | None, name: str, count: int) -> int:

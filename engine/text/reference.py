@@ -17,12 +17,41 @@ from ..actions.reply import (
     SELECTED_BY,
 )
 from ..rules import reasons
+from ..rules.names import SHORTEST_CUT
 
 SCHEMA_ID = "https://gmtags.invalid/schema/requests.json"
 # What any tag can be refused with, whatever its action.
 EVERY_TAG = (reasons.MALFORMED, reasons.UNKNOWN_ACTION, reasons.UNSUPPORTED,
              reasons.TOO_MANY_TAGS)
 EVERY_EVENT = (reasons.MALFORMED, reasons.UNSUPPORTED)
+
+
+# Issue 39: how names and numbers are read, by the reader kind the tables' "reads" column names.
+READING = [
+    "Names and numbers are read as people write them (issue 39). Each reading below is named "
+    'in the answer\'s notes, e.g. `read who="Bram" as Bram the Quiet`, `read dc="DC 10" as '
+    "10`.",
+    "",
+    "- **A name** (`character`, `combatant`, `item held`): a name any case, or else the first "
+    "word or the leading words of exactly one name, the last of them perhaps cut short to "
+    f"{SHORTEST_CUT} letters or more (never a number): `who=\"Bram\"`, `who=\"bram the\"` and "
+    "`who=\"Bram the Qui\"` are Bram the Quiet; `\"Bram the Q\"` and `\"Quiet\"` are nobody. "
+    "An exact name wins, then whole words over a cut one; one that fits two is refused "
+    "(`unknown-character`, `unknown-combatant`, `not-held`) and the answer names both.",
+    "- `character` is a party member; `combatant` is a party member or one in the fight on "
+    "now (`Goblin 2`; `Goblin` is refused while Goblin 1 and Goblin 2 both fight); "
+    "`combatants` is a comma list of them. `item held` is a stack in `who=`'s bag; a name of "
+    "the ruleset (an item, an invented item, a coin), or of a stack anyone in the party "
+    "holds, means that and is never read as another. What an `add` or a `buy` names may be "
+    "new, so it is never read as a stack "
+    "(adding `Rope ladder` to a bag holding Rope adds a Rope ladder).",
+    "- **A number** (`count`, `total`, `number`): a value holding exactly one whole number, "
+    "wherever its label sits, is that number: `dc=\"DC 10\"`, `dc=\"10 (hard)\"`, "
+    "`dc=\"difficulty: 12\"`, `count=\"3 torches\"`, `count=\"x2\"`. None, several "
+    "(`\"2 or 3\"`, `\"1.5\"`) or dice (`\"d20\"`) make no number, refused or ignored as the "
+    "attribute says; the number still keeps to the attribute's limits.",
+    "",
+]
 
 
 def title(declared: Action) -> str:
@@ -159,6 +188,7 @@ def tag_reference() -> str:
         "the engine writes are ignored when a model writes them: "
         + ", ".join(f"`{name}=`" for name in sorted(ENGINE_ONLY)) + ".",
         "",
+        *READING,
         f"Any tag can also be refused with these (a reply answers at most {MAX_TAGS_PER_REPLY}"
         " tags):",
         "",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +32,7 @@ from ...ruleset.sheet import Ability, Skill
 from ...ruleset.values import ValueRef
 from ...ruleset.versions import version_tuple
 from ..answers import Answer, accepted, refused
-from ..attrs import RAW, WHO
+from ..attrs import NUMERAL, RAW, WHO
 from ..declare import Needs, Request, action, attr, request
 from . import against, highest, outcomes, pool, sum, symbols
 
@@ -446,6 +445,12 @@ def _check_attr(help: str) -> str | None:
     return attr(RAW, help)
 
 
+def _number_attr(help: str) -> str | None:
+    """A number of the check, read from a labelled value too (``dc="DC 10"``, issue 39);
+    anything else that is no whole number is ignored (OQ-CHK-16)."""
+    return attr(NUMERAL, help)
+
+
 @request
 class SkillCheck(Request):
     """A check with the ruleset's own dice (CHK-GEN-A1..A8); name it with skill=, save= or
@@ -455,20 +460,20 @@ class SkillCheck(Request):
     skill: str | None = _check_attr("the skill checked, by id or label")
     save: str | None = _check_attr("the save checked, instead of skill=")
     ability: str | None = _check_attr("the ability checked, instead of skill=")
-    dc: str | None = _check_attr("the difficulty number (a leading number is read, "
-                                 'dc="15 (hard)")')
+    dc: str | None = _number_attr('the difficulty number (dc="15 (hard)" and dc="DC 15" '
+                                  "are 15)")
     difficulty: str | None = _check_attr("a step of the ruleset's difficulty ladder, by label")
-    threshold: str | None = _check_attr("a roll-against threshold")
-    bonus: str | None = _check_attr("situational bonus (dice for a pool), within the "
+    threshold: str | None = _number_attr("a roll-against threshold")
+    bonus: str | None = _number_attr("situational bonus (dice for a pool), within the "
                                     "ruleset's limits (CHK-TAG-4)")
     with_: str | None = attr(RAW, "another ability for the check (CHK-TAG-5/6)", name="with")
-    explode: str | None = _check_attr("exploding dice, where the ruleset allows it")
-    double: str | None = _check_attr("faces that count double, where allowed")
+    explode: str | None = _number_attr("exploding dice, where the ruleset allows it")
+    double: str | None = _number_attr("faces that count double, where allowed")
     reroll: str | None = _check_attr("faces rerolled, where allowed")
-    dark: str | None = _check_attr("dark dice (checks.md Appendix B)")
-    setback: str | None = _check_attr("setback dice of a symbol pool")
-    upgrade: str | None = _check_attr("dice upgraded (a symbol pool)")
-    upgradeown: str | None = _check_attr("own dice upgraded (a symbol pool)")
+    dark: str | None = _number_attr("dark dice (checks.md Appendix B)")
+    setback: str | None = _number_attr("setback dice of a symbol pool")
+    upgrade: str | None = _number_attr("dice upgraded (a symbol pool)")
+    upgradeown: str | None = _number_attr("own dice upgraded (a symbol pool)")
     spend: str | None = _check_attr("a pool spent for bought dice or successes (CHK-POOL-A3)")
     mode: str | None = _check_attr('"advantage" or "disadvantage" ("with advantage" is read '
                                    "so)")
@@ -556,7 +561,6 @@ def skill_check(game: Game, state: State, request: SkillCheck,
 # used (CHK-TAG-20), but named in the answer (issue 28).
 _WRITTEN_RESULTS = ("result", "outcome", "success", "critical", "dc_met", "rolls", "roll",
                     "total", "net", "successes")
-_LEADING_NUMBER = re.compile(r"\s*([+-]?\d{1,6})\b(.*)", re.DOTALL)
 _MODES = ("advantage", "disadvantage")
 
 
@@ -567,19 +571,10 @@ def _written(attrs: Mapping[str, str]) -> str | None:
 
 
 def _as_meant(attrs: dict[str, str]) -> tuple[str, ...]:
-    """Read ``dc=`` and ``mode=`` as the GM meant them (issue 28), in place; the notes say
-    what was read so. A ``dc=`` that starts with a whole number is that number, the rest
-    ignored (``dc="15 (hard)"``; anything else is no dc, OQ-CHK-16); ``mode="with
-    advantage"`` is ``advantage``; a mode that is neither advantage nor disadvantage is
-    dropped."""
+    """Read ``mode=`` as the GM meant it (issue 28), in place; the notes say what was read
+    so: ``mode="with advantage"`` is ``advantage``; a mode that is neither advantage nor
+    disadvantage is dropped. (A labelled ``dc=`` is read by its reader, issue 39.)"""
     notes: list[str] = []
-    dc = attrs.get("dc")
-    if dc is not None and whole(dc) is None:
-        leading = _LEADING_NUMBER.fullmatch(dc)
-        if leading is not None:
-            attrs["dc"] = leading.group(1)
-            notes.append(f'read dc="{_shown(dc)}" as dc="{leading.group(1)}"; ignored '
-                         f'"{_shown(leading.group(2).strip())}"')
     mode = attrs.get("mode")
     if mode is not None:
         words = mode.strip().lower().split()
