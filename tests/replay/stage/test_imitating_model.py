@@ -300,3 +300,17 @@ def test_the_access_line_counts_the_reply_and_times_a_stream_to_its_end(
     assert re.fullmatch(r"game=after status=200 ms=[\d.]+ total=[\d.]+ .*", streamed)
     assert streamed.endswith(counts) and whole.endswith(counts)
     assert " total=" not in whole
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("game", ["after", "mid"])
+def test_a_name_shortened_to_its_first_word_is_the_member_with_a_note(
+        stage: Stage, model: Imitator, folders: Path, game: str, stream: bool) -> None:
+    """A model writes "Bram" for Bram the Quiet, the only Bram (engine.rules.names)."""
+    model.script["go"] = ['Ada hands it over. [inventory: action="give" item="rope" who="ada" '
+                          'to="Bram"] He nods.', " He nods."]
+    messages = [SYSTEM, user("go")]
+    content, meta, _ = ask(stage, game, messages, stream)
+    [answer] = meta["answers"]
+    assert answer["ok"] is True and 'read to="Bram" as Bram the Quiet' in answer["notes"]
+    same_answers(meta["answers"], replayed(folders, game, messages, content))
