@@ -46,8 +46,11 @@ MAX_TAGS_PER_REPLY = 500
 # The most times one reply gets the same tag answered (its kind and attributes, in any order):
 # a GM may mean the same thing two or three times in a reply (two arrows, three torches), a
 # small model in a loop writes it dozens of times. Later copies are refused unapplied, and the
-# stage ends a reply at the first of them, so the saved chat never holds one.
+# stage ends a reply at the first of them, so the saved chat never holds one. Not [attack:]:
+# a hero with four attacks writes one tag four times, and the round's attacks bound them
+# (CMB-TURN-9/10: a strike past them is refused no-time).
 MAX_REPEATS = 3
+REPEATS_BOUNDED_ELSEWHERE = frozenset({"attack"})
 
 # The declared actions, in the order the GM is taught them (engine.text.prompt.instructions).
 ACTIONS: dict[tuple[str, str | None], Action] = table(
@@ -223,6 +226,8 @@ def repeats(tags: Sequence[Tag]) -> frozenset[int]:
     seen: dict[tuple[str, tuple[tuple[str, str], ...] | str], int] = {}
     over = []
     for index, tag in enumerate(tags):
+        if tag.kind in REPEATS_BOUNDED_ELSEWHERE:
+            continue
         key = same_tag(tag)
         seen[key] = seen.get(key, 0) + 1
         if seen[key] > MAX_REPEATS:

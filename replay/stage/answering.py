@@ -39,7 +39,6 @@ from engine import (
     mark_mid_reply,
     repeat_refusal,
     repeats,
-    same_tag,
 )
 from tagparse.imitation import imitations
 
@@ -69,7 +68,6 @@ class LiveAnswers:
         self.tags: tuple[tagparse.Tag, ...] = ()
         self.answers: list[Answer] = []
         self._ordinals: dict[str, int] = {}
-        self._copies: dict[object, int] = {}  # engine.same_tag -> times written so far
         self._others = False  # a tag other than [place:] is among those answered
         self._whole = False  # the tags are answered as a whole reply, not one by one
         self.stops: list[int] = []  # the tags answered mid-reply (engine.apply_reply's stops)
@@ -100,10 +98,9 @@ class LiveAnswers:
                 # were answered at the wrong place: the reply is answered whole from now on.
                 return self.unsettle(tags)
             self._others = self._others or tag.kind != "place"
-            key = same_tag(tag)
-            self._copies[key] = self._copies.get(key, 0) + 1
-            if self._copies[key] > MAX_REPEATS:  # as apply_reply answers it: no dice spent
-                self.answers.append(repeat_refusal(tag))
+            index = len(self.answers)
+            if index >= MAX_REPEATS and index in repeats(tags[:index + 1]):
+                self.answers.append(repeat_refusal(tag))  # as apply_reply: no dice spent
                 continue
             self.state, answer = answer_tag(self.game, self.state, tag,
                                             self.ctx.for_tag(self._ordinal(tag.kind)))
@@ -125,7 +122,6 @@ class LiveAnswers:
         """Forget the tags answered: the next update answers from the start of the turn."""
         self.state, self.tags, self.answers = self.start, (), []
         self._ordinals = {}
-        self._copies = {}
         self._others = False
 
     def _ordinal(self, kind: str) -> int:

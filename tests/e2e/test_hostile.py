@@ -30,12 +30,22 @@ def test_a_one_megabyte_tag_is_refused_or_read_not_crashed():
 
 
 def test_one_hundred_thousand_tags_in_a_reply():
-    text = '[inventory: action="add" item="Torch" who="Ada"] ' * 100_000
+    text = "".join(f'[inventory: action="add" item="Torch" who="Ada" count="{1 + i % 2}"] '
+                   for i in range(100_000))  # two tags, each written 50,000 times
     result = fold_text(text)
     assert len(result.answers) == 100_000
     torches = sum(s.count for s in result.state.characters[0].bag if s.item == "kit/torch")
-    assert torches == MAX_TAGS_PER_REPLY
-    assert {a.answer.reason for a in result.answers[MAX_TAGS_PER_REPLY:]} == {"too-many-tags"}
+    assert torches == 3 * (1 + 2)  # each tag answered 3 times
+    assert {a.answer.reason for a in result.answers[6:]} == {"repeated-tag"}
+
+
+def test_one_hundred_thousand_different_tags_in_a_reply():
+    text = "".join(f'[inventory: action="add" item="Torch" who="Ada" count="{1 + i % 1000}"] '
+                   for i in range(100_000))
+    result = fold_text(text)
+    assert len(result.answers) == 100_000
+    assert {a.answer.reason for a in result.answers[MAX_TAGS_PER_REPLY:]} == {
+        "too-many-tags", "repeated-tag"}  # past the first 1,000, every tag is a copy
 
 
 @pytest.mark.parametrize("text", [
