@@ -548,10 +548,16 @@ def game_scope(game: Game, start: State) -> bytes:
 
 
 def _link(key: bytes, turn: Turn) -> bytes:
-    """The key of the position after ``turn``, from the key of the position before it."""
+    """The key of the position after ``turn``, from the key of the position before it.
+
+    A hidden turn, or a turn on another swipe than the first, is marked (``T``, role, hidden,
+    swipe): the fold gives it another state than the same text shown as swipe 0. A prompt's
+    turns are never marked, so their keys are what they always were."""
     text = turn.text.encode("utf-8", "surrogatepass")
-    return hashlib.blake2b(b"".join((key, b"P" if turn.role == "player" else b"G",
-                                     len(text).to_bytes(8, "little"), text)),
+    mark = b"P" if turn.role == "player" else b"G"
+    if turn.hidden or turn.swipe:
+        mark = b"T" + mark + bytes((turn.hidden,)) + turn.swipe.to_bytes(8, "little")
+    return hashlib.blake2b(b"".join((key, mark, len(text).to_bytes(8, "little"), text)),
                            digest_size=20).digest()
 
 
@@ -885,9 +891,12 @@ class SnapshotCache:
         while len(self._live) > LIVE_SNAPSHOTS:
             self._live.popitem(last=False)
 
-    def longest(self, positions: PositionKeys) -> tuple[int, bytes, Snapshot] | None:
-        """The latest of ``positions`` with a good snapshot: (position, key, snapshot)."""
-        end = len(positions)  # positions below ``end`` are still to be tried, newest first
+    def longest(self, positions: PositionKeys,
+                last: int | None = None) -> tuple[int, bytes, Snapshot] | None:
+        """The latest of ``positions`` (up to position ``last``, when given) with a good
+        snapshot: (position, key, snapshot)."""
+        # positions below ``end`` are still to be tried, newest first
+        end = len(positions) if last is None else min(len(positions), last + 1)
         lookups = 0
         while end > 0:
             size = LOOKUP_FIRST[lookups] if lookups < len(LOOKUP_FIRST) else LOOKUP_BATCH
@@ -1134,7 +1143,8 @@ class Budget:
 
 def fold_turns(game: Game, start: State, turns: Sequence[Turn],
                cache: SnapshotCache, pause: Callable[[], None] | None = None,
-               budget: Budget | None = None) -> FoldOutcome:
+               budget: Budget | None = None, *, whole: bool = False,
+               answer_from: int | None = None) -> FoldOutcome:
     """Fold the player and GM ``turns`` of one conversation (see :func:`read_turns`) through
     the fold of every transcript (:func:`replay.fold.fold_message`), around the cache.
 
@@ -1147,16 +1157,22 @@ def fold_turns(game: Game, start: State, turns: Sequence[Turn],
     a window may have lost its front: it continues an earlier chat only on the evidence
     :func:`_re_anchor` asks for. Every position folded here is stored for the next call,
     with the windows it completes.
+
+    ``whole``: the turns are a whole chat (the state view reads SillyTavern's own): it is
+    never re-anchored, and it adds no windows (its hidden messages, which a prompt leaves
+    out, would make the prompt's windows look seen at two places). ``answer_from``: resume
+    no later than that turn, and fold every turn from it on (no reply snapshot is taken), so
+    that the outcome holds their answers.
     """
     scope = game_scope(game, start)
     positions = cache.position_keys(scope, turns)
-    found = cache.longest(positions)
+    found = cache.longest(positions, answer_from)
     anchor: Anchor = "cached"
     weak = False
     window = window_length(turns, 0)
     # a prefix as long as a window (or MAX_WINDOW turns) is the chat's own start
     enough = window if window is not None else min(len(turns), MAX_WINDOW)
-    if turns and (found is None or found[0] < enough):
+    if turns and not whole and (found is None or found[0] < enough):
         anchored, weak = _re_anchor(cache, scope, turns, found[0] if found else 0)
         if anchored is not None:
             positions, found = anchored
@@ -1174,7 +1190,8 @@ def fold_turns(game: Game, start: State, turns: Sequence[Turn],
         position = begin_session(position, 0)
     last, doubts = snapshot.last_answers, snapshot.doubts
     rows: list[Row] = []
-    if cache.replies and begin < len(turns) and turns[begin].role == "gm":
+    if cache.replies and answer_from is None and begin < len(turns) and \
+            turns[begin].role == "gm":
         # A reply the stage answered itself, sent back as the client got it: its state was
         # saved then (save_reply), and folding its text gives exactly that state.
         key = positions.keys(begin + 1, begin + 1)[0]
@@ -1202,7 +1219,7 @@ def fold_turns(game: Game, start: State, turns: Sequence[Turn],
         before = key
     outcome.folded = len(todo)
     if rows:
-        cache.save(rows, _windows(scope, positions, turns, found[0]))
+        cache.save(rows, {} if whole else _windows(scope, positions, turns, found[0]))
     outcome.snapshot = Snapshot(position.state, position.replies, last, doubts)
     outcome.end = before
     return outcome

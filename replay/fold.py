@@ -176,9 +176,16 @@ def _answer_reply(game: Game, position: Position, index: int, message: Message,
         return position.state, [], False
     state, replied = apply_reply(game, position.state, scanned.tags,
                                  turn_context(position, message))
-    differs = False
-    for tag, answer in zip(scanned.tags, replied, strict=True):
-        if tag.answer is not None and tag.malformed is None:
-            now = dict(every_answer_attr(answer))
-            differs = differs or any(now.get(key) != value for key, value in tag.answer)
+    differs = any(recorded_differs(tag, answer)
+                  for tag, answer in zip(scanned.tags, replied, strict=True))
     return state, [MessageAnswer(index, answer) for answer in replied], differs
+
+
+def recorded_differs(tag: tagparse.Tag, answer: Answer) -> bool:
+    """Whether the answer part recorded in ``tag`` (written when its reply was first
+    answered) says other than ``answer``, the fold's answer now: each attribute it holds
+    must have the same value."""
+    if tag.answer is None or tag.malformed is not None:
+        return False
+    now = dict(every_answer_attr(answer))
+    return any(now.get(key) != value for key, value in tag.answer)

@@ -35,14 +35,14 @@ from typing import Any
 import tagparse
 from engine import Answer, Game, State
 from engine.actions.money import purse_line
-from engine.rules.layers import removed_coins
-from engine.rules.money import family_coins, held_coins
+from engine.rules.money import family_coins
 from engine.rules.state import Character, Encounter, Stack
 from engine.text.fight import health_of
 from engine.text.prompt import live_sheet
 
 from .fold import Diagnostic, MessageAnswer, ReplayResult, replay
 from .transcript import Transcript
+from .view import StackKey, condition_labels, family_worth, stack_keys, stack_label
 
 REPORT_FORMAT = "gmtags-report/1"
 PAGE_SIZE = 50  # messages per page of the chat; the page renders one page at a time
@@ -58,18 +58,6 @@ CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline
 def asset(name: str) -> str:
     """A file of ``replay/report_assets`` (the page's template, style or script), as text."""
     return resources.files("replay").joinpath("report_assets", name).read_text(encoding="utf-8")
-
-
-StackKey = tuple[str, str | None, str | None, bool, bool, int | None, bool, int]
-
-
-def stack_label(stack: Stack) -> str:
-    """``Hand axe (equipped)``: the name and the per-stack state a reader tells stacks apart by."""
-    marks = [word for word, on in (("equipped", stack.equipped), ("bound", stack.bound),
-                                   ("on", stack.toggled)) if on]
-    if stack.charges is not None:
-        marks.append(f"{stack.charges} charges")
-    return f"{stack.name} ({', '.join(marks)})" if marks else stack.name
 
 
 @dataclass
@@ -104,23 +92,13 @@ class _Collector:
         return found
 
     def character(self, state: State, character: Character) -> _Character:
-        seen: dict[tuple[Any, ...], int] = {}
-        bag: list[tuple[int, int]] = []
-        for stack in character.bag:
-            identity = (stack.name, stack.item, stack.coin, stack.equipped, stack.bound,
-                        stack.charges, stack.toggled)
-            # Two stacks of the same thing (a stack limit, a split) stay two rows.
-            seen[identity] = occurrence = seen.get(identity, -1) + 1
-            bag.append((self.stack_id((*identity, occurrence), stack), stack.count))
-        removed = removed_coins(self.game, state)
-        families = self.game.ruleset.items.currencies if self.game.ruleset.items else []
-        worth = tuple(sum(held_coins(character, family).get(c, 0) * v
-                          for c, v in family_coins(family) if c not in removed)
-                      for family in families)
+        # Two stacks of the same thing (a stack limit, a split) stay two rows.
+        bag = tuple((self.stack_id(key, stack), stack.count)
+                    for key, stack in zip(stack_keys(character), character.bag, strict=True))
+        worth = tuple(family_worth(self.game, state, character))
         pools = tuple(live_sheet(self.game, state, character))  # pools and tracks
-        labels = {c.id: c.label for c in self.game.ruleset.conditions}
-        conditions = tuple(labels.get(c, c) for c in character.conditions)
-        return _Character(tuple(bag), purse_line(self.game, character, state), worth, pools,
+        conditions = tuple(condition_labels(self.game, character))
+        return _Character(bag, purse_line(self.game, character, state), worth, pools,
                           conditions)
 
     def delta(self, index: int, state: State) -> dict[str, Any] | None:

@@ -35,15 +35,24 @@ class Turn(NamedTuple):
     """A player or GM message of a request to the HTTP stage: its position in the request's
     ``messages`` array, its role and its text. The stage's light form of a :class:`Message`
     (:func:`replay.formats.openai.read_turns`): a chat's next request repeats every turn of the
-    last one, and the turns a cached snapshot covers are compared and hashed, never folded."""
+    last one, and the turns a cached snapshot covers are compared and hashed, never folded.
+
+    A chat the state view reads whole (SillyTavern's, :mod:`replay.stage.state_view`) also
+    has hidden messages and swipes, which the fold counts (a hidden reply keeps its number;
+    ``dice: per-swipe`` keys the dice by the swipe), and its own line numbers; a prompt has
+    neither, so the stage's turns keep the defaults."""
 
     at: int
     role: Role
     text: str
+    hidden: bool = False
+    swipe: int = 0
+    line: int | None = None  # the chat file's line; None: the 1-based entry ``at + 1``
 
     def message(self) -> Message:
         """The message the fold steps over, as the OpenAI reader reads it (1-based entry)."""
-        return Message(role=self.role, text=self.text, source_line=self.at + 1)
+        return Message(role=self.role, text=self.text, swipe=self.swipe, hidden=self.hidden,
+                       source_line=self.at + 1 if self.line is None else self.line)
 
 
 class Session(BaseModel):

@@ -40,7 +40,8 @@ from replay.transcript import (
     TranscriptFormat,
 )
 
-__all__ = ["FORMATS", "parse_transcript", "read_transcript", "transcript_from_openai"]
+__all__ = ["FORMATS", "parse_transcript", "read_transcript", "transcript_from_openai",
+           "transcript_from_sillytavern"]
 
 FORMATS: dict[str, TranscriptFormat] = {
     "gmtags": "gmtags",
@@ -105,6 +106,22 @@ def transcript_from_openai(messages: list[dict[str, Any]]) -> Transcript:
     if not isinstance(messages, list):
         raise TranscriptError("messages is not an array")
     return finish(openai.read(messages), [])
+
+
+def transcript_from_sillytavern(chat: list[Any]) -> Transcript:
+    """Read SillyTavern's chat as its page holds it (``getContext().chat``, the state view's
+    input): the messages of a chat file without its header line. Each message is read as the
+    line it is in the saved file (its index + 2, after the header), so the transcript and
+    every diagnostic are what reading that file gives."""
+    if not isinstance(chat, list):
+        raise TranscriptError("chat is not an array")
+    diagnostics: list[ReadDiagnostic] = []
+    records: list[tuple[int, Any]] = [(1, {"chat_metadata": {}})]  # the header's place
+    for line, value in enumerate(chat, start=2):
+        if scrub_surrogates(value):
+            diagnostics.append(lone_surrogates(line))
+        records.append((line, value))
+    return finish(sillytavern.read(records), diagnostics)
 
 
 def decode(data: str | bytes) -> tuple[str, list[ReadDiagnostic]]:

@@ -126,7 +126,7 @@ def read_turns(messages: Sequence[Any], first: int = 0) -> list[Turn]:
         role = role_of(value.get("role"))
         if role == "player" or role == "gm":
             append(new(Turn, (index, role, content_text(value.get("content"), index + 1,
-                                                       unused))))
+                                                       unused), False, 0, None)))
     return turns
 
 

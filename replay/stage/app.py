@@ -26,6 +26,7 @@ from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -60,7 +61,9 @@ from ..transcript import TranscriptError
 from .answering import AnswerMode, ReplyStream
 from .body import Body, BodyReader
 from .client import Content, ModelClient, ModelReply, UpstreamFailure
+from .cors import DEFAULT_ORIGINS, PanelCors
 from .courtesy import LoopFirst
+from .errors import error
 from .layout import (
     Layout,
     PastAnswers,
@@ -72,6 +75,7 @@ from .layout import (
 from .memory import Every, give_back
 from .midreply import LegFailed, MidReply, MidReplyOptions, late_places, read_options
 from .reading import Deadline, DeadlinePassed, completion_of, read_body, within
+from .state_view import VIEW, StateViews, ViewError, gmtags_version
 from .upstream import (
     Redactor,
     SurrogateJoiner,
@@ -260,17 +264,12 @@ class StageConfig:
     deadline: float | None = None  # seconds one reply may take in all, None: no limit
     connect_timeout: float = 10.0
     clock: Callable[[], float] = field(default=lambda: time.monotonic(), repr=False)
+    # the pages that may read /healthz and the state view (replay.stage.cors)
+    cors_origins: tuple[str, ...] = DEFAULT_ORIGINS
 
     @property
     def game_folders(self) -> Games:
         return self.games if isinstance(self.games, Games) else Games(dict(self.games))
-
-
-def error(status: int, message: str, kind: str = "invalid_request_error",
-          code: str | None = None) -> JSONResponse:
-    """An OpenAI-style error body."""
-    return JSONResponse({"error": {"message": message, "type": kind, "param": None,
-                                   "code": code}}, status_code=status)
 
 
 @dataclass
@@ -491,7 +490,8 @@ def build_app(config: StageConfig) -> Starlette:
     client = ModelClient(config.timeout, config.connect_timeout)
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "games": sorted(games.ready),
+        return JSONResponse({"status": "ok", "version": gmtags_version(),
+                             "api": {"state": VIEW}, "games": sorted(games.ready),
                              "broken": sorted(games.broken),
                              "snapshots": store_usage(config.store)})
 
@@ -525,6 +525,24 @@ def build_app(config: StageConfig) -> Starlette:
         if status != 200:
             return _upstream_status(status, raw.decode("utf-8", "replace"))
         return Response(raw, status_code=status, media_type=kind or "application/json")
+
+    views = StateViews(cache)
+
+    async def state(request: Request) -> Response:
+        """The game as the player sees it (replay.stage.state_view), folded in a worker
+        thread that lets the event loop go first."""
+        folder = _game(request)
+        if isinstance(folder, Response):
+            return folder
+        try:
+            body, _ = await _read_json(request, config.max_body)
+        except InputError as failure:
+            return error(413 if "larger" in str(failure) else 400, str(failure))
+        try:
+            return JSONResponse(await run_in_threadpool(
+                views.view, folder, body, LoopFirst(asyncio.get_running_loop())))
+        except ViewError as failure:
+            return error(400, str(failure))
 
     async def chat(request: Request) -> Response:
         began = time.perf_counter()
@@ -748,6 +766,7 @@ def build_app(config: StageConfig) -> Starlette:
         Route("/healthz", healthz),
         Route("/games/{game}/v1/models", models),
         Route("/games/{game}/v1/chat/completions", chat, methods=["POST"]),
+        Route("/games/{game}/v1/state", state, methods=["POST"]),
         Route("/v1/replay", replay_endpoint(config), methods=["POST"]),
     ]
 
@@ -758,7 +777,8 @@ def build_app(config: StageConfig) -> Starlette:
         await run_in_threadpool(cache.flush)
 
     app = Starlette(routes=routes, lifespan=lifespan,
-                    exception_handlers={404: not_found, 405: not_found})
+                    exception_handlers={404: not_found, 405: not_found},
+                    middleware=[Middleware(PanelCors, origins=config.cors_origins)])
     app.router.redirect_slashes = False  # a POST redirected loses its body: answer 404 instead
     return app
 

@@ -12,6 +12,7 @@ import click
 
 from ..cache import DEFAULT_CACHE_MB, DEFAULT_NEAR_MB, DEFAULT_TTL
 from .app import load_games
+from .cors import DEFAULT_ORIGINS
 from .upstream import Upstream
 from .workers import StageSettings
 
@@ -52,12 +53,18 @@ KEY_VARIABLE = "GMTAGS_KEY"
               help="Seconds one reply may take in all, from the request to the model to its "
                    "last piece (default: no limit). Past it the client gets a 504, or an error "
                    "event when streaming.")
+@click.option("--cors-origin", "cors_origins", multiple=True, metavar="ORIGIN",
+              help="A page origin that may read /healthz and the state view (the "
+                   "SillyTavern panel), e.g. http://192.168.1.20:8000; repeat for more. "
+                   f"Default: {' and '.join(DEFAULT_ORIGINS)} (SillyTavern on this machine). "
+                   "No other route answers another origin.")
 @click.option("--check", "check_only", is_flag=True,
               help="Only load every game folder, list what is wrong, and exit (0: all load, "
                    "1: some do not).")
 def serve(upstream: str | None, games_dir: Path, host: str, port: int, workers: int,
           redis_url: str | None, redis_ttl: int, cache_mb: int | None, max_body: int,
-          timeout: float, deadline: float | None, check_only: bool) -> None:
+          timeout: float, deadline: float | None, cors_origins: tuple[str, ...],
+          check_only: bool) -> None:
     """Run the OpenAI-compatible stage: /games/<game>/v1/chat/completions and friends.
 
     Clients may be required to send a key: set it in the GMTAGS_KEY environment variable and
@@ -95,7 +102,8 @@ def serve(upstream: str | None, games_dir: Path, host: str, port: int, workers: 
     settings = StageSettings(upstream=upstream, games_dir=games_dir, redis_url=redis_url,
                              redis_ttl=redis_ttl, cache_mb=cache_mb,
                              key=os.environ.get(KEY_VARIABLE) or None, max_body=max_body,
-                             timeout=timeout, deadline=deadline, workers=workers)
+                             timeout=timeout, deadline=deadline, workers=workers,
+                             cors_origins=cors_origins or DEFAULT_ORIGINS)
     try:
         store = settings.open_store()  # a malformed --redis URL is an error here, not in each
         # worker (opening one connects to nothing)

@@ -12,6 +12,7 @@ from starlette.applications import Starlette
 
 from ..cache import DEFAULT_CACHE_MB, DEFAULT_NEAR_MB, Store, open_store
 from .app import Games, StageConfig, build_app, load_games
+from .cors import DEFAULT_ORIGINS
 from .upstream import Redactor, Upstream
 
 # A fold of a big request runs in a worker thread; the event loop gets the GIL back this often
@@ -34,6 +35,7 @@ class StageSettings:
     timeout: float = 300.0
     deadline: float | None = None
     workers: int = 1
+    cors_origins: tuple[str, ...] = DEFAULT_ORIGINS
 
     @property
     def near_mb(self) -> int:
@@ -59,7 +61,7 @@ class StageSettings:
                              games=games if games is not None else load_games(self.games_dir),
                              store=store if store is not None else self.open_store(),
                              key=self.key, max_body=self.max_body, timeout=self.timeout,
-                             deadline=self.deadline)
+                             deadline=self.deadline, cors_origins=self.cors_origins)
         return build_app(config)
 
     def __call__(self) -> Starlette:
