@@ -279,3 +279,7 @@ main.add_command(serve)
 from .report_cli import report_command  # noqa: E402
 
 main.add_command(report_command)
+
+from .sillytavern_cli import sillytavern  # noqa: E402
+
+main.add_command(sillytavern)

@@ -162,3 +162,26 @@ def test_a_missing_program_skips_a_test_or_under_ci_fails_it(monkeypatch):
     with pytest.raises(pytest.fail.Exception, match="CI is set"):
         system_program("/nonexistent/redis-server", "the Redis tests")
     assert system_program("bash", "nothing") == shutil.which("bash")
+
+
+def test_st_extension_branch_holds_the_extension_at_its_root(tmp_path):
+    """Issue 41: SillyTavern installs an extension from a URL by cloning a repository's root,
+    so the extension is split onto a branch of its own (scripts/st-extension-branch)."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", "--no-local", str(ROOT), str(clone)], check=True,
+                   timeout=300)
+    head = subprocess.run(["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    shipped = subprocess.run(["git", "-C", str(clone), "ls-tree", "--name-only",
+                              f"{head}:sillytavern/gmtags"], capture_output=True, text=True,
+                             check=True).stdout.split()
+    result = subprocess.run([str(clone / "scripts" / "st-extension-branch")], cwd=clone,
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("st-extension: ")
+    root = subprocess.run(["git", "-C", str(clone), "ls-tree", "--name-only", "st-extension"],
+                          capture_output=True, text=True, check=True).stdout.split()
+    assert root == shipped and "manifest.json" in root
+    again = subprocess.run([str(clone / "scripts" / "st-extension-branch")], cwd=clone,
+                           capture_output=True, text=True, timeout=300, check=True)
+    assert again.stdout.split()[1] == result.stdout.split()[1]  # the same commits again

@@ -1,5 +1,6 @@
 """A non-editable ``pip install .`` into a fresh venv works from another directory
-(the grammar, the demo files and the report's page files ship inside the wheel)."""
+(the grammar, the demo files, the report's page files and the SillyTavern extension ship
+inside the wheel)."""
 
 from __future__ import annotations
 
@@ -64,3 +65,13 @@ def test_wheel_installs_and_runs_from_another_directory(tmp_path):
     expected = report_html(game, read_transcript(ROOT / "fixtures/chats/demo.jsonl"),
                            load_party(game, ROOT / "fixtures/parties/harrow.json"), "demo.jsonl")
     assert page.read_text(encoding="utf-8") == expected
+    # The SillyTavern extension is in the wheel: the installed gmtags copies this checkout's.
+    st_dir = tmp_path / "SillyTavern"
+    (st_dir / "public" / "scripts" / "extensions").mkdir(parents=True)
+    installed = subprocess.run([env_dir / "bin" / "gmtags", "sillytavern", "install",
+                                str(st_dir)], cwd=elsewhere, capture_output=True, text=True,
+                               timeout=120, check=False)
+    assert installed.returncode == 0, installed.stderr
+    copied = st_dir / "data" / "default-user" / "extensions" / "gmtags"
+    for shipped in (ROOT / "sillytavern" / "gmtags").iterdir():
+        assert (copied / shipped.name).read_bytes() == shipped.read_bytes(), shipped.name
