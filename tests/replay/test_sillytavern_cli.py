@@ -115,6 +115,10 @@ def test_what_the_extension_uses_is_what_sillytavern_offers(recorded: Path) -> N
     assert set(used["elements"]) <= set(offered["elements"])
 
 
+def test_sillytavern_1_12_6_was_recorded() -> None:
+    assert "context-1.12.6" in [p.stem for p in recorded_versions()]
+
+
 def test_the_extension_reads_only_what_st_api_lists() -> None:
     """Each getContext() member and event name index.js names is listed in st_api.json (the
     stand-in host offers exactly that list, and the drift guard checks it)."""
