@@ -34,14 +34,16 @@ from replay.transcript import (
     EMPTY_FILE,
     NO_MESSAGES,
     TRAILING_DATA,
+    Message,
     ReadDiagnostic,
+    Session,
     Transcript,
     TranscriptError,
     TranscriptFormat,
 )
 
-__all__ = ["FORMATS", "parse_transcript", "read_transcript", "transcript_from_openai",
-           "transcript_from_sillytavern"]
+__all__ = ["FORMATS", "parse_transcript", "read_transcript", "sillytavern_entries",
+           "sillytavern_transcript", "transcript_from_openai", "transcript_from_sillytavern"]
 
 FORMATS: dict[str, TranscriptFormat] = {
     "gmtags": "gmtags",
@@ -108,20 +110,46 @@ def transcript_from_openai(messages: list[dict[str, Any]]) -> Transcript:
     return finish(openai.read(messages), [])
 
 
-def transcript_from_sillytavern(chat: list[Any]) -> Transcript:
+SillyTavernEntry = tuple[Message | None, tuple[ReadDiagnostic, ...]]
+
+
+def transcript_from_sillytavern(chat: list[Any],
+                                known: Sequence[SillyTavernEntry] = ()) -> Transcript:
     """Read SillyTavern's chat as its page holds it (``getContext().chat``, the state view's
     input): the messages of a chat file without its header line. Each message is read as the
     line it is in the saved file (its index + 2, after the header), so the transcript and
-    every diagnostic are what reading that file gives."""
+    every diagnostic are what reading that file gives.
+
+    ``known``: :func:`sillytavern_entries` of messages this chat begins with (a caller that
+    saw them in an earlier chat); only the messages after them are read."""
+    return sillytavern_transcript(sillytavern_entries(chat, known))
+
+
+def sillytavern_entries(chat: list[Any],
+                        known: Sequence[SillyTavernEntry] = ()) -> list[SillyTavernEntry]:
+    """Each message of SillyTavern's chat array read as its line of the file: the message
+    (None for one that cannot be a message) and what reading it said; ``known`` are those of
+    its first messages, already read."""
     if not isinstance(chat, list):
         raise TranscriptError("chat is not an array")
-    diagnostics: list[ReadDiagnostic] = []
-    records: list[tuple[int, Any]] = [(1, {"chat_metadata": {}})]  # the header's place
-    for line, value in enumerate(chat, start=2):
+    entries = list(known)
+    for line, value in enumerate(chat[len(entries):], start=len(entries) + 2):
+        diagnostics: list[ReadDiagnostic] = []
         if scrub_surrogates(value):
             diagnostics.append(lone_surrogates(line))
-        records.append((line, value))
-    return finish(sillytavern.read(records), diagnostics)
+        message = sillytavern.read_message(line, value, diagnostics)
+        entries.append((message, tuple(diagnostics)))
+    return entries
+
+
+def sillytavern_transcript(entries: Sequence[SillyTavernEntry]) -> Transcript:
+    """The transcript of a chat array's :func:`sillytavern_entries`: what
+    :func:`sillytavern.read` gives for the same lines after a header that names nobody."""
+    messages = tuple(message for message, _ in entries if message is not None)
+    diagnostics = tuple(d for _, said in entries for d in said)
+    return finish(Transcript(format="sillytavern",
+                             sessions=(Session(messages=messages),) if messages else (),
+                             diagnostics=diagnostics), [])
 
 
 def decode(data: str | bytes) -> tuple[str, list[ReadDiagnostic]]:

@@ -542,7 +542,7 @@ def build_app(config: StageConfig) -> Starlette:
             return JSONResponse(await run_in_threadpool(
                 views.view, folder, body, LoopFirst(asyncio.get_running_loop())))
         except ViewError as failure:
-            return error(400, str(failure))
+            return error(failure.status, str(failure), code=failure.code)
 
     async def chat(request: Request) -> Response:
         began = time.perf_counter()

@@ -4,7 +4,10 @@
 The body is SillyTavern's chat as its page holds it, ``{"chat": getContext().chat}`` (each
 message's ``name``, ``is_user``, ``is_system``, ``mes``, ``swipe_id``, ``swipes`` and
 ``extra.type`` are read; anything else is ignored), and optionally ``"after": N``: answers
-and diagnostics only from chat message N on (the messages on screen). It is read by the
+and diagnostics only from chat message N on (the messages on screen), and optionally
+``"base": {"view": B, "keep": K}``: the chat is the first K messages of the chat whose reply
+said ``"base": B``, then ``chat`` (so the page sends only what changed; 409 ``base_unknown``
+when this process no longer knows B: send the whole chat). It is read by the
 SillyTavern reader ``gmtags replay`` uses (:func:`replay.formats.transcript_from_sillytavern`:
 hidden messages, swipes, per-swipe dice, each message numbered by its line in the saved file)
 and folded through the stage's snapshot cache, with the game folder's ruleset and party, as a
@@ -14,14 +17,15 @@ whole chat (never re-anchored). The reply::
      "answers": [...], "state": {...}, "diagnostics": [...],
      "party": {"characters": [...], "place": {...} | null, "encounter": {...} | null},
      "refused": [2, 7], "differs": [], "lastReply": 40, "changes": {...},
-     "cache": {"reusedTurns": 80, "foldedTurns": 2}}
+     "cache": {"reusedTurns": 80, "foldedTurns": 2}, "base": "6c1f…"}
 
 ``answers``, ``state`` and ``diagnostics`` are exactly ``gmtags replay --format json`` of the
 same chat saved as ``.jsonl``. ``party`` is what the panel draws (:mod:`replay.view`);
 ``refused`` and ``differs`` index ``answers`` (refused tags; tags whose recorded answer part
 is not what the rules answer now); ``lastReply`` is the last visible GM reply (a message
 index, as in ``answers``) and ``changes`` what it changed (:func:`replay.view.changes_view`);
-``cache`` how many turns the fold took from the snapshot cache and how many it folded.
+``cache`` how many turns the fold took from the snapshot cache and how many it folded;
+``base`` names this chat for the next request's ``"base"``.
 ``chatIndex`` (each message's index in the chat array) is there only when the reader skipped
 a message, so that message numbers and chat indexes differ.
 
@@ -32,19 +36,21 @@ answers, so after a new reply only the new turns are folded.
 
 from __future__ import annotations
 
+import secrets
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import tagparse
 from engine import Answer, State
 
-from ..cache import SnapshotCache, fold_turns, game_scope
+from ..cache import SnapshotCache, common_prefix, fold_turns, game_scope
 from ..fold import Diagnostic, Position, begin_session, recorded_differs
-from ..formats import transcript_from_sillytavern
+from ..formats import SillyTavernEntry, sillytavern_entries, sillytavern_transcript
 from ..transcript import Transcript, TranscriptError, Turn
 from ..view import changes_view, party_view
 
@@ -53,10 +59,12 @@ if TYPE_CHECKING:
 
 VIEW = 1  # the reply's "view": its version, raised when a key changes meaning
 MEMO_TURNS = 100_000  # GM replies whose answers are remembered, newest used
+RECENT_CHATS = 8  # chats whose read messages a next request of the same chat reuses
 BODY = 'the body is {"chat": [...]} (SillyTavern\'s getContext().chat) and optionally ' \
        '"after": a message index'
 
 
+@cache
 def gmtags_version() -> str:
     """The installed gmtags' version (``/healthz`` says it; the extension matches it)."""
     try:
@@ -66,7 +74,25 @@ def gmtags_version() -> str:
 
 
 class ViewError(Exception):
-    """A body the state view cannot answer: 400 with this message."""
+    """A body the state view cannot answer: ``status`` (400) with this message."""
+
+    def __init__(self, message: str, status: int = 400, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+BASE_UNKNOWN = "base_unknown"  # 409: the base chat is not known here; send the whole chat
+
+
+@dataclass(frozen=True, slots=True)
+class Base:
+    """A request that sends only the end of its chat: the chat is the first ``keep`` messages
+    of the chat an earlier reply of this process named ``view`` (its ``"base"``), then
+    ``chat``."""
+
+    view: str
+    keep: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,16 +140,26 @@ class TurnMemo:
         return len(self._items)
 
 
-def read_body(body: Any) -> tuple[list[Any], int]:
-    """The chat array and ``after`` of a state request; :class:`ViewError` if it is not one."""
+def whole_number(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def read_body(body: Any) -> tuple[list[Any], int, Base | None]:
+    """The chat array, ``after`` and ``base`` of a state request; :class:`ViewError` if it
+    is not one."""
     if not isinstance(body, dict) or not isinstance(body.get("chat"), list):
         raise ViewError(BODY)
-    after = body.get("after", 0)
-    if after is None:
-        after = 0
-    if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+    after = body.get("after") or 0
+    if not whole_number(after):
         raise ViewError('"after" is a message index: a whole number, 0 or more')
-    return body["chat"], after
+    base = body.get("base")
+    if base is None:
+        return body["chat"], after, None
+    if not isinstance(base, dict) or not isinstance(base.get("view"), str) or \
+            not whole_number(base.get("keep")):
+        raise ViewError('"base" is {"view": the "base" of an earlier reply, "keep": how many '
+                        'of its messages the chat begins with}')
+    return body["chat"], after, Base(base["view"], base["keep"])
 
 
 def chat_turns(transcript: Transcript) -> list[Turn]:
@@ -135,20 +171,60 @@ def chat_turns(transcript: Transcript) -> list[Turn]:
             if message.role in ("player", "gm")]
 
 
+class ChatReader:
+    """Reads chat arrays as :func:`replay.formats.transcript_from_sillytavern` does, reusing
+    what it read of a recent chat this one begins with: a chat's next request repeats every
+    message of the last one (reading 4,000 messages again took most of a request's time).
+
+    Each chat read is named (a random token, the reply's ``"base"``), so that the page's next
+    request may send only what changed (:class:`Base`): a 2,000-turn chat is a megabyte to
+    serialise, send and parse, and most of the time the page took before."""
+
+    def __init__(self, recent: int = RECENT_CHATS) -> None:
+        self._recent: deque[tuple[str, list[Any], list[SillyTavernEntry]]] = deque(
+            maxlen=recent)
+        self._lock = threading.Lock()
+
+    def read(self, chat: list[Any], base: Base | None = None) -> tuple[str, Transcript]:
+        """The token naming ``chat`` (after ``base``'s messages, when given) and its
+        transcript; :class:`ViewError` 409 when ``base`` names no chat known here."""
+        with self._lock:
+            recent = list(self._recent)
+        if base is not None:
+            older = next((c for token, c, _ in recent if token == base.view), None)
+            if older is None or base.keep > len(older):
+                raise ViewError("the base chat is not known here (a restarted gmtags, another "
+                                "worker): send the whole chat", 409, BASE_UNKNOWN)
+            chat = older[:base.keep] + chat
+        known: list[SillyTavernEntry] = []
+        for _, old_chat, old_entries in reversed(recent):  # newest first
+            if min(len(old_chat), len(chat)) <= len(known):
+                continue
+            shared = common_prefix(old_chat, chat)  # the messages as parsed: equal values
+            if shared > len(known):
+                known = old_entries[:shared]
+        entries = sillytavern_entries(chat, known)
+        token = secrets.token_hex(12)
+        with self._lock:
+            self._recent.append((token, chat, entries))
+        return token, sillytavern_transcript(entries)
+
+
 class StateViews:
     """The state view of the stage's games, over the stage's snapshot cache."""
 
     def __init__(self, cache: SnapshotCache, memo: TurnMemo | None = None) -> None:
         self.cache = cache
         self.memo = memo if memo is not None else TurnMemo()
+        self.reader = ChatReader()
 
     def view(self, folder: GameFolder, body: Any,
              pause: Callable[[], None] | None = None) -> dict[str, Any]:
         """The reply to one state request (see the module's docstring); a big fold calls
         ``pause`` between replies (the stage passes a :class:`~.courtesy.LoopFirst`)."""
-        chat, after = read_body(body)
+        chat, after, base = read_body(body)
         try:
-            transcript = transcript_from_sillytavern(chat)
+            token, transcript = self.reader.read(chat, base)
         except TranscriptError as failure:
             raise ViewError(str(failure)) from None
         game, start = folder.game, folder.start
@@ -178,6 +254,7 @@ class StateViews:
         # another worker's (a stage with --redis), and nothing here waits on a model
         reply = self._reply(folder, transcript, turns, shown, results, state, before, after)
         reply["cache"] = {"reusedTurns": outcome.reused, "foldedTurns": outcome.folded}
+        reply["base"] = token
         return reply
 
     def _folded(self, turns: Sequence[Turn], shown: Sequence[int], begin: int,
@@ -269,4 +346,5 @@ class StateViews:
         return reply
 
 
-__all__ = ["VIEW", "StateViews", "TurnMemo", "ViewError", "gmtags_version", "read_body"]
+__all__ = ["BASE_UNKNOWN", "VIEW", "Base", "StateViews", "TurnMemo", "ViewError",
+           "gmtags_version", "read_body"]

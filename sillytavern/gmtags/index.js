@@ -22,6 +22,7 @@ const GAME_PATH = /^(.*?)\/games\/([A-Za-z0-9][A-Za-z0-9_.-]{0,63})(?:\/v1)?\/*$
 const SAMPLE_TAG = '[inventory: action="pay" amount="1 shilling" who="Ada" | ok="true" text="Paid."]';
 const NONCE = Math.random().toString(36).slice(2, 10).replace(/[^a-z0-9]/g, 'x');
 const TOKEN = new RegExp(`gmtagsbadge${NONCE}n(\\d+)e`, 'g');
+const BASE_GONE = Symbol('gmtags no longer knows the chat the request builds on');
 
 const panel = {
     root: null, body: null, status: null, pinned: null, settings: null,
@@ -32,6 +33,7 @@ const state = {
     pinnedView: null,
     sentLive: null, // what the live view was asked of (its signature)
     sentPinned: null, // and the pinned one
+    base: null, // the chat gmtags read last: its name there ("base") and its signature
     seq: 0,
     inflight: null,
     status: 'idle',
@@ -138,16 +140,30 @@ function firstShown() {
     return first ?? 0;
 }
 
+const STRIDE = 7; // what a signature keeps of each message
+
 /** What a view depends on: where it is asked, from which message, and each message's
- * (is_user, is_system, swipe_id, mes); the same strings compare by reference first. */
+ * (is_user, is_system, swipe_id, mes, swipes, name, extra.type); the same strings compare by
+ * reference first. */
 function signature(chat, where, after, pinnedAt) {
     const messages = [];
     const end = pinnedAt === null ? chat.length : Math.min(chat.length, pinnedAt + 1);
     for (let i = 0; i < end; i++) {
         const m = chat[i];
-        messages.push(m.is_user, m.is_system, m.swipe_id, m.mes, m.swipes ? m.swipes.length : -1);
+        messages.push(m.is_user, m.is_system, m.swipe_id, m.mes,
+            m.swipes ? m.swipes.length : -1, m.name, m.extra?.type);
     }
     return { where, after, pinnedAt, messages };
+}
+
+/** How many first messages two signatures' chats share. */
+function sharedMessages(a, b) {
+    const end = Math.min(a.length, b.length);
+    let i = 0;
+    while (i < end && a[i] === b[i]) {
+        i++;
+    }
+    return Math.floor(i / STRIDE);
 }
 
 function sameSignature(a, b) {
@@ -222,14 +238,28 @@ async function refresh(force) {
     const seq = ++state.seq;
     for (const wanted of jobs) {
         const shown = wanted.pinnedAt === null ? chat : chat.slice(0, wanted.pinnedAt + 1);
-        const request = { chat: shown.map(slim) };
+        // Only what changed since the chat gmtags read last ("base"): a long chat is a
+        // megabyte to write and send, most of the time an update took.
+        const base = state.base?.where === where.state ? state.base : null;
+        const keep = base ? sharedMessages(base.messages, wanted.messages) : 0;
+        const request = keep ? { chat: shown.slice(keep).map(slim), base: { view: base.token, keep } }
+            : { chat: shown.map(slim) };
         if (wanted.after) {
             request.after = wanted.after;
         }
-        const answer = await ask(where, JSON.stringify(request), seq);
-        if (answer === null) {
+        let answer = await ask(where, JSON.stringify(request), seq);
+        if (answer === BASE_GONE) {
+            state.base = null; // gmtags restarted, or another worker answered: the whole chat
+            const whole = { chat: shown.map(slim) };
+            if (wanted.after) {
+                whole.after = wanted.after;
+            }
+            answer = await ask(where, JSON.stringify(whole), seq);
+        }
+        if (answer === null || answer === BASE_GONE) {
             return; // a newer request took its place, or gmtags did not answer: said so
         }
+        state.base = { token: answer.base, where: where.state, messages: wanted.messages };
         if (wanted.pinnedAt === null) {
             state.live = answer;
             state.sentLive = wanted;
@@ -267,6 +297,9 @@ async function ask(where, body, seq) {
     }
     if (seq !== state.seq) {
         return null;
+    }
+    if (response.status === 409 && answer?.error?.code === 'base_unknown') {
+        return BASE_GONE;
     }
     if (!response.ok || !answer) {
         const said = answer?.error?.message || `HTTP ${response.status}`;

@@ -65,6 +65,7 @@ def test_state_equals_replay_on_every_corpus_chat_saved_by_sillytavern(
         assert view["refused"] == [i for i, a in enumerate(expected["answers"]) if not a["ok"]]
         again = post_state(corpus_stage, game, {"chat": page_chat(saved)}).json()
         assert again.pop("cache")["foldedTurns"] == 0
+        assert again.pop("base") != view.pop("base")  # each chat read has its own name
         view.pop("cache")
         assert again == view  # from the cache and the remembered answers, the same
 
@@ -116,6 +117,42 @@ def test_a_new_reply_folds_only_the_new_turns(games_dir: Path) -> None:
     third = views.view(folder, {"chat": swiped})
     assert third["cache"]["foldedTurns"] == 1
     assert third["answers"][-1]["tag"]["raw"] == ROPE
+
+
+def test_a_request_may_send_only_what_changed(games_dir: Path) -> None:
+    """``base``: the first messages of a chat read before, by the name its reply gave it."""
+    views = StateViews(SnapshotCache(MemoryStore()))
+    folder = harrow_folder(games_dir)
+    chat = [reply("Welcome."), said("a"), reply(f"One. {PAY}"), said("b"), reply(f"Two. {ROPE}")]
+    first = views.view(folder, {"chat": chat[:3]})
+    whole = views.view(folder, {"chat": chat})
+    tail = views.view(folder, {"chat": chat[2:], "base": {"view": first["base"], "keep": 2}})
+    named = tail["base"]
+    assert named not in (first["base"], whole["base"])
+    for reply_ in (whole, tail):
+        reply_.pop("base")
+        reply_.pop("cache")
+    assert tail == whole
+    swiped = [reply("", [f"Two. {ROPE}", f"Again. {PAY}"], 1)]
+    again = views.view(folder, {"chat": swiped, "base": {"view": named, "keep": 4}})
+    assert again["answers"][-1]["tag"]["raw"] == PAY
+
+
+@pytest.mark.parametrize("base", [{"view": "nobody", "keep": 1}, "first:9"])
+def test_a_base_this_process_does_not_know_is_409(stage: Stage, base: Any) -> None:
+    known = post_state(stage, "harrow", {"chat": [reply("Welcome.")]}).json()["base"]
+    if base == "first:9":
+        base = {"view": known, "keep": 9}  # more messages than that chat had
+    response = post_state(stage, "harrow", {"chat": [], "base": base})
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "base_unknown"
+
+
+@pytest.mark.parametrize("base", [[], {"view": 3, "keep": 1}, {"view": "x", "keep": -1},
+                                  {"view": "x"}])
+def test_a_malformed_base_is_400(stage: Stage, base: Any) -> None:
+    response = post_state(stage, "harrow", {"chat": [], "base": base})
+    assert response.status_code == 400 and '"base"' in response.json()["error"]["message"]
 
 
 def test_changes_are_what_the_last_reply_did(games_dir: Path) -> None:
