@@ -17,9 +17,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The repository instead of this script's folder, whose replay.py is not the replay package.
+sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
-from benchmarks.model_game.cli import main
+from benchmarks.model_game.cli import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

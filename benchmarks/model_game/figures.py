@@ -339,13 +339,20 @@ def leg_tokens(legs: Sequence[Json], key: str) -> int | None:
     return sum(int(v) for v in values) if values else None
 
 
+GROWTH_TURNS = 10  # the fewest turns whose last 4 come after turns 3-6
+
+
 def growth(per_turn: Sequence[int | None]) -> tuple[float | None, float | None, float | None]:
-    """Mean of turns 3-6, mean of the last 4 turns, and their ratio (last ÷ early)."""
+    """Mean of turns 3-6, mean of the last 4 turns, and their ratio (last ÷ early): how the
+    prompt a turn costs grows with the chat. The ratio only when the two do not overlap (10
+    turns or more): in a shorter game the last 4 hold the first turn, whose prompt nothing
+    was cached for."""
     early = [v for v in per_turn[2:6] if v is not None]
     late = [v for v in per_turn[-4:] if v is not None]
     early_mean = statistics.fmean(early) if early else None
     late_mean = statistics.fmean(late) if late else None
-    ratio = late_mean / early_mean if early_mean and late_mean is not None else None
+    ratio = late_mean / early_mean if early_mean and late_mean is not None and len(
+        per_turn) >= GROWTH_TURNS else None
     return early_mean, late_mean, ratio
 
 

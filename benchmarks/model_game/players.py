@@ -11,8 +11,10 @@ A script is data (``players/<game>.json``)::
                {"player": "What lies ahead?", "expect": null}]}
 
 ``expect`` is the tag a GM that follows the rules writes in answer (kind and the attributes that
-matter), a list of them when it takes several, or null where the rules leave it open. Paths are
-from the repository root.
+matter), a list of them when it takes several, or null where the rules leave it open. A tag's
+``open`` object holds attributes the GM must write but may choose (a check's dc, a foe's name):
+they are not matched, and with them the tag is one that a GM may write there (the tests play
+a GM that writes exactly these). Paths are from the repository root.
 
 The player keeps the chat as a client does: the system message, then each line and the reply's
 ``content`` as the stage returned it.
@@ -43,6 +45,8 @@ class Line:
 
     player: str
     expect: tuple[dict[str, str], ...] | None
+    # each expected tag with its open attributes filled in: one tag a GM may write here
+    examples: tuple[dict[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -71,12 +75,16 @@ def load_script(path: Path, root: Path = ROOT) -> Script:
         expect = turn.get("expect")
         if isinstance(expect, dict):
             expect = [expect]
-        if expect is not None and not all(isinstance(e, dict) and "kind" in e for e in expect):
+        if expect is None:
+            lines.append(Line(str(turn["player"]), None))
+            continue
+        if not all(isinstance(e, dict) and "kind" in e for e in expect):
             raise ValueError(f"{path}: expect is a tag (with a kind), a list of them, or null: "
                              f"{turn!r}")
-        lines.append(Line(str(turn["player"]),
-                          None if expect is None else tuple({k: str(v) for k, v in e.items()}
-                                                            for e in expect)))
+        matters = tuple({k: str(v) for k, v in e.items() if k != "open"} for e in expect)
+        examples = tuple({**m, **{k: str(v) for k, v in e.get("open", {}).items()}}
+                         for m, e in zip(matters, expect, strict=True))
+        lines.append(Line(str(turn["player"]), matters, examples))
     return Script(document["game"], document.get("label", document["game"]),
                   root / document["ruleset"], root / document["party"], document["system"],
                   tuple(lines))

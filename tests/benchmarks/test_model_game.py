@@ -193,7 +193,9 @@ def test_prompt_tokens_are_summed_per_turn_and_the_growth_ratio():
     assert figures.leg_tokens([{"timings": None}], "prompt_n") is None
     per_turn = [900, 50, 100, 200, 300, 400, 999, 1000, 1100, 1200, 1300]
     assert figures.growth(per_turn) == (250, 1150, 4.6)
-    assert figures.growth([10, 20, None, 40, None, None, 60]) == (40, 50, 1.25)
+    assert figures.growth([10, 20, None, 40, None, None, 60, 0, 0, None]) == (40, 20, 0.5)
+    # fewer than 10 turns: the last 4 overlap turns 3-6, no ratio
+    assert figures.growth([900, 10, 20, 30, 40]) == (30, 25, None)
     assert figures.growth([10, 20]) == (None, 15, None)
 
 
@@ -554,3 +556,48 @@ def test_the_command_plays_prints_and_writes_its_json(scripted, tmp_path, capsys
     assert document["total"]["turns"] == 4
     assert document["settings"]["options"] == {"maxStops": 3}
     assert all(len(r["turns"]) == 2 for r in document["runs"])
+
+
+def test_the_readme_commands_are_the_harness_s_own():
+    """README "A real model at the table": each command line it shows is one the harness
+    reads (its options exist, its games and modes are known); none runs a model here."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### A real model at the table", 1)[1].split("\n## ", 1)[0]
+    commands = [line.split("#", 1)[0].split() for line in section.splitlines()
+                if line.startswith(".venv/bin/python benchmarks/model_game.py")]
+    assert len(commands) == 3
+    known = {p.stem for p in players.PLAYERS.glob("*.json")}
+    for command in commands:
+        args = cli.parser().parse_args(command[2:])
+        assert set(args.games.split(",")) <= known and set(args.modes.split(",")) <= set(
+            stage.MODES)
+
+
+@pytest.mark.parametrize("game", ["harrow", "srd5"])
+def test_a_gm_that_writes_the_expected_tags_is_answered_and_matches(game):
+    """Each script can be played right: a GM that writes exactly the expected tags (their open
+    attributes filled in) is answered without a refusal that says the tag was wrong, and
+    matches every turn; Harrow Vale is at least 36 turns with two fights."""
+    from replay import load_party, load_ruleset, replay
+    from replay.formats.openai import read_document
+
+    [script] = players.scripts([game])
+    messages: list[dict[str, str]] = [{"role": "system", "content": script.system}]
+    for line in script.lines:
+        text = " ".join(tagparse.render(e["kind"], [(k, v) for k, v in e.items() if k != "kind"])
+                        for e in line.examples) or "The wind rises."
+        messages += [{"role": "user", "content": line.player},
+                     {"role": "assistant", "content": text}]
+        if line.expect is not None:
+            assert figures.intent_met(line.expect, text, script.at_the_table()), line
+    ruleset = load_ruleset(script.ruleset)
+    result = replay(ruleset, read_document(messages), load_party(ruleset, script.party))
+    refused = [(a.message // 2, a.answer.tag.raw, a.answer.reason) for a in result.answers
+               if not a.answer.ok]
+    # a fight ends itself when its last foe falls: a fight tag after that finds none
+    assert all(reason == "no-encounter" and raw.startswith(("[combat:", "[attack:"))
+               for _, raw, reason in refused), refused
+    starts = [line for line in script.lines if line.expect and line.expect[0].get("op") == "start"]
+    if game == "harrow":
+        assert len(script.lines) >= 36 and len(starts) == 2
+    assert len(starts) >= 1
