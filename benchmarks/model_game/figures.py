@@ -167,12 +167,16 @@ def _part_ends(text: str, since: int, at: int, kept: Sequence[tuple[int, int]]) 
 
 
 def _part(text: str, at: int) -> str:
-    """The answer part that starts at ``at``, as far as its end (outside quotes)."""
+    """The answer part that starts at ``at``, as far as its end (outside quotes) or the next
+    part's ``ok=`` (a model's copy often leaves a quote open)."""
     start = at - 2 if text[max(0, at - 2):at] == "| " else at
     quoted = escaped = False
     end = at
     while end < len(text) and end - at < SNIPPET:
         char = text[end]
+        if end > at and char in "oO" and (next_part := FRAGMENT.match(text, end)) is not None \
+                and next_part.group().lower().startswith("ok"):
+            return _shorten(text[start:end].rstrip(" |"))
         if escaped:
             escaped = False
         elif char == "\\":

@@ -117,6 +117,13 @@ def test_answer_parts_gmtags_did_not_write(text, answers, count, where):
     assert [f.where for f in found] == where
 
 
+def test_an_answer_part_is_shown_as_far_as_the_next_one():
+    text = FOREIGN[-1][0]
+    assert [f.part for f in figures.foreign_parts(text, [])] == [
+        '| ok="true" text="Ada tries to sneak past the sleeping watchdog.',
+        '| ok="true" text="Ada has a sneak check of 10 (DC 10)."']
+
+
 @pytest.mark.parametrize(("text", "heads"), [
     ("[inventory: action=\"add\"] [Inventory : action=\"add\"] [SKILL_CHECK: dc=\"4\"]", []),
     ("[Battle: op=\"start\"] [Pay: amount=\"2\"] [sighs] [1] [Skill check: x]",
