@@ -18,12 +18,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """Ask ``process`` to end, and kill it if it has not within 15 s."""
+def stop(process: subprocess.Popen[bytes], grace: float = 15) -> None:
+    """Ask ``process`` to end, and kill it if it has not within ``grace`` seconds."""
     if process.poll() is None:
         process.terminate()
         try:
-            process.wait(timeout=15)
+            process.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             process.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import socket
 import threading
 import time
@@ -183,9 +184,10 @@ class Proxy:
         asyncio.run(self.server.serve(sockets=[self.sock]))
 
     def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=5)
-        if self.thread.is_alive():
-            self.server.force_exit = True
-            self.thread.join(timeout=10)
+        """Stop at once: a request still streaming (the game was interrupted) is cut, and so
+        is the model server's work on it (uvicorn's report of the cut stream is not an error
+        here, and is not shown)."""
+        logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
+        self.server.should_exit = self.server.force_exit = True
+        self.thread.join(timeout=10)
         self.sock.close()
