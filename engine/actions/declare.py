@@ -27,6 +27,7 @@ from ..rules.context import TurnContext
 from ..rules.game import Game
 from ..rules.state import State
 from .answers import Answer, refused
+from .examples import Party
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -234,7 +235,9 @@ class Needs:
 
 
 Handler = Callable[[Game, State, Any, TurnContext], tuple[State, Answer]]
-Teach = Callable[[Game], Sequence[str]]
+Teach = Callable[[Game, Party], Sequence[str]]
+"""The GM instruction lines of an action: each shows a real tag of this ruleset, filled with the
+party's names (:mod:`engine.actions.examples`)."""
 
 
 @dataclass(frozen=True, slots=True)
