@@ -30,8 +30,10 @@ MODES: dict[str, dict[str, Any]] = {
 def gmtags_command(root: Path) -> tuple[list[str], dict[str, str]]:
     """The gmtags command of the checkout at ``root`` and the environment it runs in."""
     path = os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])])
-    return ([sys.executable, "-c", "from replay.cli import main; main()"],
-            {**os.environ, "PYTHONPATH": path, "GMTAGS_KEY": ""})
+    # First on sys.path even before the working folder, which "-c" puts ahead of PYTHONPATH:
+    # run from this checkout, an old worktree's stage would otherwise import this one's code.
+    code = f"import sys; sys.path.insert(0, {str(root)!r}); from replay.cli import main; main()"
+    return ([sys.executable, "-c", code], {**os.environ, "PYTHONPATH": path, "GMTAGS_KEY": ""})
 
 
 def commit_of(root: Path) -> str | None:

@@ -3,6 +3,7 @@ ruleset has, and the state blocks (INVENTORY, ...) read from the state at that m
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..actions import use
@@ -28,17 +29,18 @@ from .fight import combat_block
 # Said when the stage answers each tag as the model finishes it (issue 27, the game option
 # "resolve": "mid-reply"). Kept generic: how the stage shows an answer to the model may change.
 MID_REPLY_LINE = (
-    "Each tag is answered the moment you close it, and the answer appears right after it: "
-    "continue the reply from that answer and narrate what it says, never the result you "
-    "expected. Write a place tag only as the first tag of a reply.")
+    "Each tag is answered the moment you close its bracket: go on with the story from the "
+    "result gmtags wrote into it and narrate what it says, never the result you expected. "
+    "Write a place tag only as the first tag of a reply.")
 
 # Issue 39: what a small model got wrong with instructions written for strong ones.
 OPENING = ("You are the game master. Narrate in prose; when something in the game changes, "
            "put a tag in the story: gmtags answers it with the rules and dice.")
 NARRATE_LINE = ("- Write a sentence or two of story around every tag, never tags alone; no tag "
                 "when nothing changes.")
-ANSWER_LINE = ("- Write only the request, as the examples do: gmtags adds the answer "
-               "(| ok=... text=...) and answered=... itself, and rewrites any you write.")
+# Never the answer part's syntax: a small model copies what it is shown, even as a warning.
+ANSWER_LINE = ("- Write each tag in square brackets exactly as the examples show and nothing "
+               "more: gmtags writes the result into the tag itself.")
 
 
 def instructions(game: Game, mid_reply: bool = False, party: Party | None = None) -> str:
@@ -56,6 +58,20 @@ def instructions(game: Game, mid_reply: bool = False, party: Party | None = None
         if declared.teach is not None and (declared.needs is None or declared.needs.test(game)):
             lines += declared.teach(game, party)
     return "\n".join(lines)
+
+
+_FIRST_TAG = re.compile(r"\[(?:inventory|loot|skill_check): [^\]\n]*\]")
+
+
+def reply_reminder(game: Game, state: State) -> str:
+    """The last line before the player's message, where a small model looks most: what a
+    reply is, with one example tag of the instructions — so that it writes story and tags,
+    not a copy of the state blocks above it. Names and ruleset only, like the instructions."""
+    found = _FIRST_TAG.search(instructions(game, False, party_of(state)))
+    example = f", e.g. {found.group()}" if found else ""
+    return ("Now reply to the player: a few sentences of story, and for each thing in the game "
+            f"that changes one tag in square brackets as the instructions show{example}. "
+            "Never repeat these blocks.")
 
 
 def stack_line(game: Game, state: State, stack: Stack) -> str:

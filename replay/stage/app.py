@@ -35,6 +35,7 @@ from engine import Answer, Game, PartyError, RulesetError, State
 from engine.text.prompt import (
     StackLines,
     front_context,
+    reply_reminder,
     state_context,
     turn_context,
     with_last_answers,
@@ -127,7 +128,8 @@ class GmSection:
         self.lines = StackLines(self.LINES)
         self._texts: OrderedDict[int, tuple[State, str]] = OrderedDict()
         self._turns: OrderedDict[int, tuple[State, str]] = OrderedDict()
-        self._fronts: dict[bool, str] = {}  # in a fight or not: the front part depends on no more
+        # in a fight or not: the front part and the reminder depend on no more
+        self._fronts: dict[bool, tuple[str, str]] = {}
         self._lock = threading.Lock()
 
     def __call__(self, state: State, last_answers: Sequence[Answer]) -> str:
@@ -141,15 +143,16 @@ class GmSection:
         """The section in two (:mod:`replay.stage.layout`): what changes rarely, for the front
         of the prompt, and what changes each turn, for near its end."""
         fighting = state.encounter is not None
-        front = self._fronts.get(fighting)
-        if front is None:
-            front = "\n".join([FRONT_BEGIN, front_context(self.game, state, self.mid_reply),
-                               SECTION_END])
-            self._fronts[fighting] = front
+        found = self._fronts.get(fighting)
+        if found is None:
+            found = ("\n".join([FRONT_BEGIN, front_context(self.game, state, self.mid_reply),
+                                SECTION_END]), reply_reminder(self.game, state))
+            self._fronts[fighting] = found
+        front, reminder = found
         turn_text = self._remembered(self._turns, state, lambda: turn_context(
             self.game, state, self.lines))
         return front, "\n".join([SECTION_BEGIN, with_last_answers(turn_text, last_answers),
-                                 SECTION_END])
+                                 reminder, SECTION_END])
 
     def _remembered(self, texts: OrderedDict[int, tuple[State, str]], state: State,
                     write: Callable[[], str]) -> str:
