@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -227,7 +228,8 @@ def report(result: dict[str, Any]) -> str:
         f"regress of the saved chat: {result['regress_answers']} answers compared, "
         f"{result['regress_differences']} differences, {result['regress_unanswered']} "
         f"tags without an answer part (exit {result['regress_exit']})",
-        f"tags read {result['tags_read']}, refused {dict(result['refused']) or 0}",
+        f"tags read {result['tags_read']}, refused {dict(result['refused']) or 0}; tag-like "
+        f"heads gmtags does not read, shown as they were: {result['unread']}",
         f"live replies saved as streamed (reply or swipe): {result['live_equal']} of "
         f"{result['live_compared']}; model-written parts the stage took out: "
         f"{sum(len(item['takenOut']) for item in result['live'])}",
@@ -240,7 +242,8 @@ def report(result: dict[str, Any]) -> str:
         out.append(f"  {item['kind']}{said}: {item['seconds']:.0f} s, answers "
                    f"{item['answers']}, taken out {len(item['takenOut'])}"
                    + (f", cut {item['cut']}" if item["cut"] else "")
-                   + ("" if item["saved"] else ", NOT saved as streamed"))
+                   + (", replaced by the regenerate" if item.get("replaced")
+                      else "" if item["saved"] else ", NOT saved as streamed"))
         for part in item["takenOut"]:
             out.append(f"      taken out: {str(part)[:160]}")
     for line in result["access"]:
@@ -252,6 +255,8 @@ def report(result: dict[str, Any]) -> str:
             flags.append(f"NOT GMTAGS' (saved): {reply['foreign_saved']}")
         if reply["foreign_shown"]:
             flags.append(f"NOT GMTAGS' (page): {reply['foreign_shown']}")
+        if reply["unread"]:
+            flags.append(f"heads not read: {reply['unread']}")
         if reply["differing"]:
             flags.append(f"differs from the engine: {reply['differing']}")
         out.append(f"--- reply #{reply['mesid']} (tags read {reply['tags_read']}, gmtags' "
@@ -349,7 +354,10 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             "answers": len(meta.get("answers") or []),
             "takenOut": meta.get("takenOut") or [], "cut": meta.get("cut"),
         })
-    live_compared = sum(item["text"] is not None for item in live)
+    for before, after in itertools.pairwise(live):
+        if after["kind"] == "regenerate":
+            before["replaced"] = True  # a regenerate deletes the reply it writes again
+    live_compared = sum(item["text"] is not None and not item.get("replaced") for item in live)
     live_equal = sum(bool(item["saved"]) for item in live)
     refused: Counter[str] = Counter()
     for reply in replies:
@@ -371,6 +379,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         "regress_differences": differences,
         "regress_unanswered": sum(len(c.get("unanswered", [])) for c in chats),
         "tags_read": sum(r.tags_read for r in replies),
+        "unread": sum(len(r.unread) for r in replies),
         "refused": refused,
         "live_equal": live_equal,
         "live_compared": live_compared,
@@ -381,7 +390,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         "chat": str(kept),
         "replies": [{
             "mesid": r.mesid, "tags_read": r.tags_read, "written": r.written,
-            "differing": r.differing, "foreign_saved": r.foreign_saved,
+            "differing": r.differing, "foreign_saved": r.foreign_saved, "unread": r.unread,
             "foreign_shown": r.foreign_shown, "saved_text": r.saved_text,
             "shown_text": r.shown_text,
         } for r in replies],

@@ -48,6 +48,16 @@ def answer_fragments(text: str) -> list[tuple[int, str]]:
     return found
 
 
+#: The head of a bracket tag: ``[`` a name ``:`` (``[Give:``, ``[Add: inventory:``).
+_HEAD = re.compile(r"\[\s*([A-Za-z_][\w \-]{0,30}?)\s*:")
+
+
+def unread_heads(text: str) -> list[str]:
+    """The tag-like heads in ``text`` (with the tags gmtags reads already blanked out): brackets
+    that look like a game action to a player, which gmtags neither answered nor refused."""
+    return [match.group(1) for match in _HEAD.finditer(text)]
+
+
 def blank_spans(text: str, raws: list[str]) -> str:
     """``text`` with each of ``raws`` (found in order, each once) replaced by spaces."""
     out = text
@@ -89,6 +99,7 @@ class Reply:
     differing: int = 0  # answer parts on tags gmtags reads that differ from the engine's
     refused: Counter[str] = field(default_factory=Counter)  # the engine's refusals by reason
     foreign_saved: list[str] = field(default_factory=list)  # fragments outside gmtags' parts
+    unread: list[str] = field(default_factory=list)  # tag-like heads gmtags does not read
     shown_fragments: int = 0  # answer-like fragments on the page
 
     @property
@@ -134,15 +145,18 @@ def count_replies(saved: list[dict[str, Any]], shown: list[dict[str, Any]],
         reply.tags_read = len(read)
         reply.differing = differing[mesid]
         own = []
+        every = []
         for answer in read:
             if not answer.get("ok", True):
                 reply.refused[str(answer.get("reason"))] += 1
             raw = str(answer["tag"]["raw"])
+            every.append(raw)
             if answer.get("reason") != "malformed" and has_answer_part(raw):
                 own.append(raw)
         reply.written = max(0, len(own) - reply.differing)
         rest = blank_spans(text, own)
         reply.foreign_saved = [excerpt for _, excerpt in answer_fragments(rest)]
+        reply.unread = unread_heads(blank_spans(text, every))
         reply.shown_fragments = len(answer_fragments(reply.shown_text))
         replies.append(reply)
     return replies

@@ -44,6 +44,11 @@ def test_prose_has_no_fragments() -> None:
     assert counting.answer_fragments("Bram nods: okay, the book is ok. Answered, he leaves.") == []
 
 
+def test_unread_heads_are_the_brackets_left_after_the_tags_gmtags_reads() -> None:
+    text = '[Add: inventory: action="add"] then [Give: item="rope"] and [a note] [x:y]'
+    assert counting.unread_heads(text) == ["Add", "Give", "x"]
+
+
 def test_blank_spans_takes_each_raw_once_in_order() -> None:
     text = "[a] x [a] y"
     assert counting.blank_spans(text, ["[a]"]) == "    x [a] y"
@@ -93,6 +98,7 @@ def test_gmtags_parts_pass_and_model_parts_are_counted() -> None:
     # the made-up head's part, and both parts of the malformed tag
     assert bad.foreign == 3 and bad.foreign_shown == 3
     assert bad.refused == {"malformed": 1}
+    assert bad.unread == ["Battle"] and own.unread == []
 
 
 def test_a_part_that_differs_from_the_engine_is_not_gmtags() -> None:
@@ -290,16 +296,18 @@ def test_the_report_names_what_was_not_gmtags() -> None:
         "sillytavern": "1.12.6", "gmtags_root": "/g", "model": "m.gguf", "turns": 6,
         "swipes": 1, "regenerates": 1, "foreign_shown": 1, "foreign_saved": 1,
         "regress_answers": 5, "regress_differences": 0, "regress_unanswered": 0,
-        "regress_exit": 0, "tags_read": 6, "refused": {}, "live_equal": 8,
+        "regress_exit": 0, "tags_read": 6, "unread": 1, "refused": {}, "live_equal": 8,
         "live_compared": 8, "seconds": [60.0], "errors": [], "access": [],
         "live": [{"kind": "send", "said": "I sneak.", "seconds": 60.0, "answers": 1,
                   "takenOut": ['| ok="true"'], "cut": None, "saved": True}],
         "replies": [{"mesid": 2, "tags_read": 1, "written": 0, "differing": 0,
                      "foreign_saved": ['| ok="true" text="x"'], "foreign_shown": 1,
+                     "unread": ["Battle"],
                      "saved_text": "[Battle: | ok=\"true\" text=\"x\"]"}],
         "passed": False,
     }
     text = check.report(result)
     assert "answer parts not written by gmtags: page 1, saved chat 1" in text
     assert "NOT GMTAGS' (saved)" in text and "taken out: | ok=" in text
+    assert "heads not read: ['Battle']" in text
     assert text.endswith("FAIL")
