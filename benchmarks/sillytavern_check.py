@@ -20,7 +20,7 @@ chat was written by anyone but gmtags and the saved chat regresses clean; 1 othe
 the set-up failed.
 
 Run from the repository root (needs node and npm, /usr/bin/chromium, Python Playwright from the
-test extra; about 10 minutes on 2 cores with Qwen2.5-Coder-1.5B Q4):
+test extra; 15 to 20 minutes on 2 cores with Qwen2.5-Coder-1.5B Q4):
 
     .venv/bin/python benchmarks/sillytavern_check.py --snapshot PATH/TO/SillyTavern.git \\
         --llama-server PATH/TO/llama-server --model PATH/TO/model.gguf
