@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.append(str(HERE))  # last: a module of this folder (replay.py) is no package
 
 from sillytavern import counting, prepare  # noqa: E402
 

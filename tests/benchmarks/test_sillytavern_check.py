@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, ROOT
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.append(str(ROOT / "benchmarks"))  # last: benchmarks/replay.py is no package
 
 import sillytavern_check as check
 from sillytavern import counting, prepare
