@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..dice import Stream
-from ..ruleset import Formula, Template, combat_kind
+from ..ruleset import Formula, Template, ValueRef, combat_kind
 from ..ruleset.fight import AttackRule, TurnAction
 from ..ruleset.formula import (
     Binary,
@@ -191,13 +191,18 @@ def hit_result(total: int, critical: str | None, defence: int) -> str:
 
 
 def attacks_left(action: TurnAction, view: SheetView, stream: Stream,
-                 spent: Sequence[str], granted: Sequence[str] = ()) -> int:
+                 spent: Sequence[str], granted: Sequence[str] = (),
+                 strikes: ValueRef | None = None) -> int:
     """CMB-TURN-9..12/16/17, OQ-CMB-7 c/d: the attacks ``action`` still allows ``view``'s hero
     this round — ``per`` uses, and one more for each of ``granted`` naming it (Action Surge),
     × ``attacks`` each (none without ``attacks``; a multiclass hero's largest per class,
     CMB-TURN-11), less those ``spent`` already took (one entry per attack, by budget id);
-    never below 0."""
+    never below 0. ``strikes`` is the weapon's (ITM-WPN-20, read on the wearer's sheet): where
+    a weapon gives it, it is the attacks one spend buys, in place of the action's ``attacks``
+    (issue 44: a weapon without it leaves the action's number, so Extra Attack still works)."""
     per, each = attack_counts(action, view, stream)
+    if strikes is not None:
+        each = max(int(view.value(strikes)), 0)
     return max((per + granted.count(action.id)) * each - spent.count(action.id), 0)
 
 

@@ -518,3 +518,62 @@ def test_itm_fake_12_an_inventory_change_settles_fakes(game: Game, party: State)
     new, [answer] = run(game, state, '[inventory: action="add" item="Rope" who="Brannoc"]')
     assert answer.ok
     assert any(s.item == POISON and s.shows_as is None for s in who(new, "Brannoc").bag)
+
+
+# --- ITM-FAKE-20: a worn fake weapon in a fight ------------------------------------------------
+
+def _gilded_club_game() -> Game:
+    """The 5e ruleset with a gilded club passing for a longsword (a weapon, like it)."""
+    from helpers import FIXTURES
+
+    from replay.files import ruleset_document
+    document = ruleset_document(FIXTURES / "rulesets/srd5.json")
+    equipment = next(c for c in document["catalogs"] if c["id"] == "equipment")
+    club = next(e for e in equipment["entries"] if e["id"] == "club")
+    fake = copy.deepcopy(club)
+    fake.update(id="gilded-club", label="Gilded club")
+    fake["item"]["passesFor"] = "equipment/longsword"
+    equipment["entries"].append(fake)
+    return load_ruleset(document)
+
+
+def _fights_with_the_club(game: Game, party: State, found_out: bool) -> list[dict]:
+    """Brannoc wears the gilded club (disguised, or found out) and strikes a dummy."""
+    index = party.character_index("Brannoc")
+    assert index is not None
+    bag = add_disguised((), game.items["equipment/gilded-club"],
+                        game.items["equipment/longsword"], 1)
+    assert bag is not None
+    (stack,) = bag
+    stack = stack.model_copy(update={"equipped": True})
+    if found_out:
+        stack = stack.model_copy(update={"shows_as": None, "name": "Gilded club"})
+    state = party.with_character(index, party.characters[index].model_copy(
+        update={"bag": (stack,)}))
+    fight, answers = run(game, state, '[combat: op="start" foe="Dummy" role="boss" tier="6"]')
+    assert answers[0].ok
+    records = []
+    for turn in range(40):
+        after, answers = run(game, fight, '[attack: who="Brannoc" target="Dummy"]', (6, turn))
+        assert answers[0].ok, answers[0].text
+        assert after.characters[index].bag == (stack,)  # fighting reveals nothing
+        records.append(answers[0].record)
+    return records
+
+
+def test_itm_fake_20_a_worn_fake_weapon_attacks_as_the_weapon_it_passes_for(party) -> None:
+    """ITM-FAKE-20: worn and not found out, the gilded club strikes as the longsword it passes
+    for — its name, its 1d8 slashing and its to-hit — and the fight does not reveal it
+    (ITM-FAKE-19); found out (ITM-FAKE-16) it strikes as the club it is, 1d4 bludgeoning."""
+    game = _gilded_club_game()
+    longsword = _fights_with_the_club(game, party, found_out=False)
+    club = _fights_with_the_club(game, party, found_out=True)
+    assert {r["weapon"] for r in longsword} == {"Longsword"}
+    assert {r["weapon"] for r in club} == {"Gilded club"}
+    hits = [r for r in longsword if r["result"] == "hit"]
+    assert hits and {r["damageType"] for r in hits} == {"slashing"}
+    assert max(f for r in hits for f in r["damageRolls"][0]) > 4  # a d8, not the club's d4
+    assert {r["modifier"] for r in longsword} == {5}  # Str +3, proficient +2, as the longsword
+    club_hits = [r for r in club if r["result"] == "hit"]
+    assert club_hits and {r["damageType"] for r in club_hits} == {"bludgeoning"}
+    assert all(f <= 4 for r in club_hits for f in r["damageRolls"][0])

@@ -348,6 +348,69 @@ def test_cmb_turn_11_a_multiclass_hero_has_the_largest_attacks_of_one_class(who,
     assert answers[-1].reason == reasons.NO_TIME
 
 
+
+def _sword_game(strikes: object = None, budget: str = "action"):
+    """skirmish-round with the longsword on ``budget`` and, where given, ``strikes``."""
+    document = copy.deepcopy(DOCUMENT)
+    document["combat"]["templates"].append(DUMMY)
+    sword = next(e for c in document["catalogs"] for e in c["entries"] if e["id"] == "longsword")
+    sword["item"]["attack"]["budget"] = budget
+    if strikes is not None:
+        sword["item"]["attack"]["strikes"] = strikes
+    return load_ruleset(document)
+
+
+def _swords(game) -> State:
+    """Both heroes with a worn longsword, in a fight with the dummy."""
+    sword = {"item": "arms/longsword", "count": 1, "equipped": True}
+    people = copy.deepcopy(PARTY)
+    for character in people["characters"]:
+        character["bag"] = [sword]
+    return fighting('[combat: op="start" foe="Dummy" role="dummy"]', game,
+                    start_state(game, people))
+
+
+@pytest.mark.parametrize(("strikes", "budget", "who", "allowed"), [
+    pytest.param(None, "action", "Brannoc", 3, id="no-strikes-extra-attack-stands"),
+    pytest.param(None, "action", "Ada", 1, id="no-strikes-one-attack"),
+    pytest.param({"const": 2}, "action", "Brannoc", 2, id="strikes-in-place-of-three"),
+    pytest.param({"const": 2}, "action", "Ada", 2, id="strikes-in-place-of-one"),
+    pytest.param({"field": "level_fighter"}, "action", "Brannoc", 2, id="read-on-the-sheet"),
+    pytest.param({"field": "level_fighter"}, "action", "Ada", 0, id="none-on-her-sheet"),
+    pytest.param(None, "bonus", "Brannoc", 0, id="an-action-without-attacks"),
+    pytest.param({"const": 1}, "bonus", "Brannoc", 1, id="strikes-on-an-action-without"),
+])
+def test_itm_wpn_20_strikes_is_the_attacks_one_spend_of_the_weapon_buys(
+        strikes, budget, who, allowed) -> None:
+    """ITM-WPN-20 as issue 44 reads it (docs/items-rules.md): a weapon's ``strikes``, read on
+    the wearer's sheet, is how many attacks one spend of its budget buys, in place of the
+    action's ``attacks``; without ``strikes`` the action's ``attacks`` governs (CMB-TURN-10/16:
+    Brannoc's 3 from ``@class.attacks`` stand with any weapon; an action without ``attacks``
+    allows none). One past that is NO TIME, and changes nothing."""
+    game = _sword_game(strikes, budget)
+    state = _swords(game)
+    text = " ".join([f'[attack: who="{who}" target="Dummy"]'] * (allowed + 1))
+    after, answers = answer(game, state, text, (1, 0))
+    assert [a.ok for a in answers] == [True] * allowed + [False]
+    assert answers[-1].reason == reasons.NO_TIME
+    if allowed == 0:
+        assert after is state
+
+
+def test_itm_wpn_20_the_combat_block_counts_the_worn_weapons_strikes() -> None:
+    """ITM-WPN-20: the COMBAT block shows the attacks the first worn weapon's budget buys."""
+    from engine.text.fight import combat_block
+
+    def lines(game) -> dict[str, str]:
+        block = combat_block(game, _swords(game))
+        return {line.split(". ", 1)[1].split(" (")[0]: line for line in block.splitlines()
+                if line[:1].isdigit()}
+
+    strikes = lines(_sword_game({"const": 2}))
+    assert "attacks: 2 (Action)" in strikes["Brannoc"] and "attacks: 2 (Action)" in strikes["Ada"]
+    plain = lines(_sword_game())
+    assert "attacks: 3 (Action)" in plain["Brannoc"] and "attacks: 1 (Action)" in plain["Ada"]
+
 def test_largest_per_class_reads_each_class_once_and_takes_the_largest() -> None:
     formula = parse_formula("@class.attacks")
     brannoc = SheetView(GAME, START.characters[BRANNOC], START)
