@@ -16,7 +16,7 @@ from tagparse import Tag
 from ..dice import Stream
 from ..rules import reasons
 from ..rules.abilities import guard_of
-from ..rules.armour import defences_of, foe_defences, typed_damage
+from ..rules.armour import defences_of, foe_defences, foe_qualities, typed_damage
 from ..rules.checks.read import CheckRead, Rolled
 from ..rules.context import TurnContext
 from ..rules.fight import (
@@ -903,7 +903,8 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         if formula is None:  # unarmed, or a weapon without damage dice: the system's damage
             formula, flat = rule.damage, 0
             kind = kind or rule.damage_type  # CMB-TYPE-1: the system's default type
-        given = attack_reads(rule, view, ctx.for_tag(0).stream(strike_key, "reads")) \
+        given = attack_reads(rule, view, ctx.for_tag(0).stream(strike_key, "reads"),
+                             armed[2].reads if armed is not None else None) \
             if rule.reads else {}  # most rulesets have no reads: no stream for them
         given[ROLL_HIGH] = max(rolled.rolls) if rolled.rolls else 0  # OQ-CMB-5 b
         reader = sheet_reader(view, given)
@@ -1029,7 +1030,8 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
                         other_kinds.hit_damage(game, rolled, result))  # issue 25
         # CMB-TYPE-1, ITM-DEF-4..8: the foe's damage type against what the hero resists
         kind = foe.damage_type
-        dealt, guards = typed_damage(struck.damage, kind, defences_of(game, state, hero))
+        dealt, guards = typed_damage(struck.damage, kind, defences_of(game, state, hero),
+                                     foe_qualities(game, foe))  # ITM-WPN-29
         state, after = hurt(game, state, hero, dealt)
         dice = " + ".join(f"{r} ({'+'.join(map(str, r.faces))})" for r in struck.rolls.rolls)
         record.update({"damage": dealt, "hp": after.hp,

@@ -6,7 +6,7 @@ hit points, and the attacks a multiclass hero's action allows. No tags and no se
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -381,9 +381,13 @@ def largest_per_class(view: SheetView, formula: Formula, stream: Stream) -> int:
     return max(evaluate(formula, _as_class(view, resolve, n), stream).value for n in names)
 
 
-def attack_reads(rule: AttackRule, view: SheetView, stream: Stream) -> dict[str, int | Fraction]:
+def attack_reads(rule: AttackRule, view: SheetView, stream: Stream,
+                 weapon: Mapping[str, Formula] | None = None) -> dict[str, int | Fraction]:
     """CMB-READS-1..5, 7, OQ-CMB-5 d: the values of ``combat.attack.reads``, each computed for
     the attacker (its own sheet, an unarmed hero's too), that the damage formula reads as
-    ``@name``. (A weapon's own reads, CMB-READS-6, are not an item key yet.)"""
+    ``@name``. CMB-READS-6: a name the ``weapon`` gives a value of its own reads that value
+    instead (still for the attacker); the rest read the system's."""
     reader = sheet_reader(view)
-    return {name: evaluate(formula, reader, stream).value for name, formula in rule.reads.items()}
+    own = weapon or {}
+    return {name: evaluate(own.get(name, formula), reader, stream).value
+            for name, formula in rule.reads.items()}

@@ -411,6 +411,55 @@ def test_itm_wpn_20_the_combat_block_counts_the_worn_weapons_strikes() -> None:
     plain = lines(_sword_game())
     assert "attacks: 3 (Action)" in plain["Brannoc"] and "attacks: 1 (Action)" in plain["Ada"]
 
+
+def _heft_document(weapon_reads: dict | None) -> dict:
+    """skirmish-round whose damage is ``@heft + 1`` with ``heft`` read as the attacker's
+    ``@str.mod``, and a longsword whose dice read a stat it gives no value for (so it deals
+    the system's damage, ITM-WPN-21) with, where given, reads of its own."""
+    document = copy.deepcopy(DOCUMENT)
+    document["combat"]["templates"].append(DUMMY)
+    document["combat"]["attack"].update(reads={"heft": "@str.mod"}, damage="@heft + 1")
+    document["items"]["stats"] = [{"id": "heft_dice", "label": "Heft dice", "type": "dice"}]
+    sword = document["catalogs"][0]["entries"][0]
+    sword["item"]["attack"]["damage"]["dice"] = {"stat": "heft_dice"}
+    if weapon_reads is not None:
+        sword["item"]["attack"]["reads"] = weapon_reads
+    return document
+
+
+@pytest.mark.parametrize(("weapon_reads", "with_", "damage"), [
+    pytest.param(None, "Longsword", 3 + 1, id="no-reads-the-systems"),
+    pytest.param({"heft": "@dex.mod + 10"}, "Longsword", 1 + 10 + 1, id="the-weapons-own"),
+    pytest.param({"heft": "@dex.mod + 10"}, "unarmed", 3 + 1, id="unarmed-the-systems"),
+])
+def test_cmb_reads_6_a_weapons_own_read_takes_precedence(weapon_reads, with_, damage) -> None:
+    """CMB-READS-6: a weapon naming a value of ``combat.attack.reads`` gives it its own value,
+    computed for the wearer (Brannoc: Str 16, +3; Dex 12, +1), in place of the system's;
+    CMB-READS-7: an unarmed strike reads the system's. (Without dice of its own the longsword
+    deals the system's damage as it is, its own Str not added.)"""
+    game = load_ruleset(_heft_document(weapon_reads))
+    state = _swords(game)
+    hits = []
+    for turn in range(12):
+        _, answers = answer(game, state, f'[attack: who="Brannoc" target="Dummy" with="{with_}"]',
+                            (1, turn))
+        assert answers[0].ok, answers[0].text
+        if answers[0].record["result"] != "miss":
+            hits.append(answers[0].record["damage"])
+    assert hits and set(hits) == {damage}
+
+
+@pytest.mark.parametrize(("reads", "problem"), [
+    pytest.param({"reach": "2"}, '/catalogs/0/entries/0/item/attack/reads/reach: "reach" is '
+                 "not a value of combat.attack.reads (it has: heft)", id="an-unknown-read"),
+    pytest.param({"heft": "@luck"}, '/catalogs/0/entries/0/item/attack/reads/heft: unknown '
+                 'reference "@luck"', id="an-unknown-reference"),
+])
+def test_cmb_reads_6_a_weapons_reads_are_checked_at_load(reads, problem) -> None:
+    """CMB-READS-6: a weapon's read names one of the system's, and reads the wearer's sheet."""
+    from helpers import problems_of
+    assert problem in problems_of(_heft_document(reads))
+
 def test_largest_per_class_reads_each_class_once_and_takes_the_largest() -> None:
     formula = parse_formula("@class.attacks")
     brannoc = SheetView(GAME, START.characters[BRANNOC], START)
