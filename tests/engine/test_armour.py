@@ -99,7 +99,8 @@ def guarded(bag: list[dict], **character) -> State:
 
 def test_itm_arm_3_6_7_worn_modifiers_change_the_defence_named_after_the_item() -> None:
     """10 + Dex 2 from the formula; the worn ring +1 (named after its stack, ITM-ARM-6); the
-    heavy ring's unmet Strength 18 costs 2 (ITM-ARM-7); carried, neither counts."""
+    heavy ring's unmet Strength 18 costs 2 (ITM-ARM-7, the fight half of ITM-REQ-6); carried,
+    neither counts."""
     assert defence_parts(GAME, guarded([]), 0) == (12, ())
     assert defence_parts(GAME, guarded([{"item": "arms/ward-ring"}]), 0) == (
         13, (("Ward ring", 1),))
