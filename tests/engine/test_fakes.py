@@ -577,3 +577,39 @@ def test_itm_fake_20_a_worn_fake_weapon_attacks_as_the_weapon_it_passes_for(part
     club_hits = [r for r in club if r["result"] == "hit"]
     assert club_hits and {r["damageType"] for r in club_hits} == {"bludgeoning"}
     assert all(f <= 4 for r in club_hits for f in r["damageRolls"][0])
+
+
+# --- ITM-TELL-6: advantageIf and disadvantageIf ---------------------------------------------
+
+def test_itm_tell_6_one_row_met_leans_the_check_and_both_cancel(party: State) -> None:
+    """ITM-TELL-6: one met row of ``advantageIf`` rolls the tell with advantage, one of
+    ``disadvantageIf`` with disadvantage, both cancel (ITM-CHK-5). Rows: advantage at Int 14
+    or Wis 16, disadvantage at Str 16 or Dex 17 — Brannoc (Str 16) leans down, Sister Maelis
+    (Wis 16, the second row alone) and Ysolde (Int 17) up, Quill (Int 14, Dex 17) both: none.
+    The 5e dice roll twice only when the check leans (two d20s, the better or the worse)."""
+    from engine.actions.fakes import lean, roll_check
+
+    from replay.files import ruleset_document
+    document = ruleset_document("fixtures/rulesets/srd5.json")
+    poison = next(e for c in document["catalogs"] for e in c["entries"]
+                  if e["id"] == "potion-of-poison")
+    arcana = poison["item"]["tells"][1]
+    arcana["advantageIf"] = [{"value": {"abilityScore": "int"}, "atLeast": 14},
+                             {"value": {"abilityScore": "wis"}, "atLeast": 16}]
+    arcana["disadvantageIf"] = [{"value": {"abilityScore": "str"}, "atLeast": 16},
+                                {"value": {"abilityScore": "dex"}, "atLeast": 17}]
+    game = load_ruleset(document)
+    tell = game.items[POISON].item.tells[1]
+    expected = {"Brannoc": -1, "Sister Maelis": 1, "Quill": 0, "Ysolde": 1}
+    for character in party.characters:
+        leans = lean(game, party, character, tell)
+        assert leans == expected[character.name], character.name
+        modifiers = set()
+        for turn in range(12):
+            rolled = roll_check(game, party, character, tell, TurnContext(party.seed, (8, turn)))
+            assert rolled is not None
+            rolls = rolled.record["rolls"]
+            assert len(rolls) == (2 if leans else 1)
+            kept = max(rolls) if leans > 0 else min(rolls)
+            modifiers.add(rolled.record["total"] - kept)  # the better (worse) die was kept
+        assert len(modifiers) == 1, character.name
