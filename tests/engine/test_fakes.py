@@ -588,7 +588,6 @@ def test_itm_tell_6_one_row_met_leans_the_check_and_both_cancel(party: State) ->
     (Wis 16, the second row alone) and Ysolde (Int 17) up, Quill (Int 14, Dex 17) both: none.
     The 5e dice roll twice only when the check leans (two d20s, the better or the worse)."""
     from engine.actions.fakes import lean, roll_check
-
     from replay.files import ruleset_document
     document = ruleset_document("fixtures/rulesets/srd5.json")
     poison = next(e for c in document["catalogs"] for e in c["entries"]
