@@ -79,7 +79,7 @@ def with_poison(state: State, name: str, game: Game, count: int = 1) -> State:
 # --- §19.1 risky, §19.3 honest: false (ITM-RISK-*, ITM-FAKE-5..8) ------------------------------
 
 
-def test_itm_risk_2_3_honest_sellers_warn_dishonest_say_nothing(game: Game, party: State) -> None:
+def test_itm_risk_1_2_3_honest_sellers_warn_dishonest_say_nothing(game: Game, party: State) -> None:
     state = party.model_copy(update={"place": Place(name="Westhaven", size="town")})
     block = market_block(game, state)
     dealer = next(line for line in block.splitlines()[block.splitlines().index(
@@ -113,7 +113,7 @@ def test_itm_fake_5_never_a_ware_nor_in_an_honest_stock(game: Game, party: State
             assert all(w.item.passes_for is None for w, _ in wares), seller.id
 
 
-def test_itm_fake_7_the_fake_is_offered_as_what_it_passes_for(game: Game, party: State) -> None:
+def test_itm_fake_2_7_the_fake_is_offered_as_what_it_passes_for(game: Game, party: State) -> None:
     state = day_where(game, party, only_poison)
     stock = next(x for x in market_block(game, state).splitlines()
                  if "Today's stock" in x and "FAKE" in x)
@@ -289,7 +289,7 @@ def test_itm_insp_9_nothing_to_check_spends_nothing(game: Game, party: State) ->
         assert new is party
 
 
-def test_itm_insp_3_4_7_8_one_try_per_character(game: Game, party: State) -> None:
+def test_itm_insp_1_3_4_7_8_itm_tell_1_one_try_per_character(game: Game, party: State) -> None:
     state = with_poison(party, "Brannoc", game)
     tag = '[inventory: action="inspect" item="Potion of Healing" who="Brannoc"]'
     outcomes = set()
@@ -371,6 +371,9 @@ def test_itm_insp_5_named_at_names_it_at(game: Game, party: State) -> None:
 
 
 def test_itm_notice_1_3_6_held_then_the_same_buy_goes_through(game: Game, party: State) -> None:
+    """ITM-NOTICE-1/3/6 and ITM-BUY-16 (held, nothing paid); ITM-NOTICE-2: the first member in
+    party order whose score reaches a dc has noticed; ITM-NOTICE-4: the GM is asked to let the
+    buyer decide; ITM-TELL-3: the tell's ``says`` is what was noticed."""
     state = day_where(game, party, only_poison)
     tag = ('[inventory: action="buy" item="Potion of Healing" seller="Fence" '
            'who="Sister Maelis"]')
@@ -402,7 +405,7 @@ def test_itm_notice_7_warn_by_roll_rolls() -> None:
     ("Identify", "genuine", False),  # ITM-SEE-6: the potion's foolsReveal lists identify
     ("detect poison and disease", "fake", True),  # ITM-SEE-2/5: it names the potion
 ])
-def test_itm_see_4_8_ways(game: Game, party: State, way: str, result: str, found: bool) -> None:
+def test_itm_see_1_2_3_4_8_ways(game: Game, party: State, way: str, result: str, found: bool) -> None:
     state = with_poison(party, "Brannoc", game)
     new, (answer,) = run(game, state, '[inventory: action="inspect" item="Potion of Healing" '
                                       f'who="Brannoc" with="{way}"]')
@@ -612,3 +615,62 @@ def test_itm_tell_6_one_row_met_leans_the_check_and_both_cancel(party: State) ->
             kept = max(rolls) if leans > 0 else min(rolls)
             modifiers.add(rolled.record["total"] - kept)  # the better (worse) die was kept
         assert len(modifiers) == 1, character.name
+
+
+# --- ITM-TELL-4 needs / needsAny, ITM-TELL-8 a seller's manner --------------------------------
+
+def _arcana_tell(**keys: object) -> Game:
+    """srd5 with the potion of poison's Arcana tell given ``keys``."""
+    from replay.files import ruleset_document
+    document = ruleset_document("fixtures/rulesets/srd5.json")
+    poison = next(e for c in document["catalogs"] for e in c["entries"]
+                  if e["id"] == "potion-of-poison")
+    poison["item"]["tells"][1].update(keys)
+    return load_ruleset(document)
+
+
+@pytest.mark.parametrize(("keys", "possible"), [
+    ({}, True),
+    ({"needs": [{"value": {"abilityScore": "int"}, "atLeast": 12}]}, False),
+    ({"needs": [{"value": {"abilityScore": "int"}, "atLeast": 11},
+                {"value": {"abilityScore": "wis"}, "atLeast": 16}]}, True),
+    ({"needs": [{"value": {"abilityScore": "int"}, "atLeast": 12},
+                {"value": {"abilityScore": "wis"}, "atLeast": 16}]}, False),
+    ({"needsAny": [{"value": {"abilityScore": "int"}, "atLeast": 12},
+                   {"value": {"abilityScore": "wis"}, "atLeast": 16}]}, True),
+    ({"needsAny": [{"value": {"abilityScore": "int"}, "atLeast": 12},
+                   {"value": {"abilityScore": "wis"}, "atLeast": 17}]}, False),
+])
+def test_itm_tell_4_needs_every_row_needs_any_one(party: State, keys: dict,
+                                                   possible: bool) -> None:
+    """ITM-TELL-4, OQ-58: ``needs`` — every row met — or ``needsAny`` — one row — for the check
+    to be possible at all. Sister Maelis (Int 11, Wis 16, no kit) has only the Arcana tell;
+    without it there is nothing to check, which spends nothing (ITM-INSP-9)."""
+    game = _arcana_tell(**keys)
+    state = with_poison(party, "Sister Maelis", game)
+    new, (answer,) = run(game, state, '[inventory: action="inspect" item="Potion of Healing" '
+                                      'who="Sister Maelis"]')
+    if possible:
+        assert answer.ok and answer.record["check"] == "Arcana"
+    else:
+        assert (answer.ok, answer.reason, new is state) == (False, "nothing-to-check", True)
+
+
+def test_itm_tell_8_a_manner_says_something_is_wrong_never_what(game: Game,
+                                                                party: State) -> None:
+    """ITM-TELL-7/8: inspecting a ware with ``seller=`` rolls the dishonest fence's manner; a
+    success says that something is wrong with the fence's wares (its ``says``) and never
+    which ware is a fake or what it really is."""
+    state = day_where(game, party, only_poison)
+    seen = set()
+    for turn in range(60):
+        new, (answer,) = run(game, state, '[inventory: action="inspect" item="Potion of '
+                                          'Healing" seller="Fence" who="Brannoc"]', (12, turn))
+        assert answer.ok
+        seen.add(answer.record["result"])
+        if answer.record["result"] == "seller":
+            assert answer.text == ("Brannoc senses that something is wrong with the Fence's "
+                                   "wares (their eyes slide away when you ask about it).")
+            assert "Poison" not in answer.text and "fake" not in answer.text.lower()
+            assert new.characters == state.characters
+    assert "seller" in seen

@@ -76,7 +76,7 @@ def test_itm_prop_1_an_add_with_a_description_invents_a_ruleset_item() -> None:
     assert result.record["invented"] == "Ember brooch" and result.record["changes"] == []
 
 
-def test_itm_prop_2_propose_false_refuses_and_changes_nothing() -> None:
+def test_itm_prop_2_itm_block_21_propose_false_refuses_and_changes_nothing() -> None:
     game = load_ruleset(fixture_json("rulesets/gravewatch.json"))
     state = start_state(game, fixture_json("parties/gravewatch.json"))
     new, result = add(game, state, 'item="Ember brooch" category="relic"')
@@ -289,7 +289,7 @@ def test_itm_prop_13_a_value_the_stat_cannot_take_is_dropped(stats: str, dropped
     assert dropped in result.text
 
 
-def test_itm_prop_14_an_unknown_rarity_becomes_the_lowest() -> None:
+def test_itm_prop_14_itm_block_5_an_unknown_rarity_becomes_the_lowest() -> None:
     game, state = ember()
     new, result = add(game, state, 'item="Relic" category="gear" rarity="legendary"')
     assert invented(new, "Relic").item.rarity == "common"
@@ -333,7 +333,7 @@ def test_itm_prop_15_like_brought_stats_are_capped_too() -> None:
     ("common", "-1d4 Sneak", [{"to": "checks", "skills": ["sneak"], "dice": "1d4",
                                "minus": True}], None),
 ])
-def test_itm_prop_16_worn_bonus_capped_dice_dropped_penalty_kept(
+def test_itm_prop_16_itm_caps_3_4_5_worn_bonus_capped_dice_dropped_penalty_kept(
         rarity: str, worn: str, expected: list[dict[str, Any]], said: str | None) -> None:
     game, state = ember()
     new, result = add(game, state, f'item="Token" category="gear" rarity="{rarity}" '
