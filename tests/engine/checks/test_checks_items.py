@@ -293,7 +293,7 @@ def test_itm_req_6_an_unmet_requirement_counts_in_checks() -> None:
 # --- ITM-CHK-1/2/9/10: what a check reads, and what the GM is told -------------------------------
 
 def test_itm_chk_1_a_check_reads_conditions_items_and_requirements_together() -> None:
-    """ITM-CHK-1: besides the sheet, a check reads the roller's conditions, what its items do
+    """ITM-CHK-1, ITM-SHOW-5: besides the sheet, a check reads the roller's conditions, what its items do
     worn and carried, and the ``otherwise`` of an unmet requirement — all at once, each named
     in ``from`` in the order read (ITM-CHK-8, OQ-24)."""
     g = _game("sum-2d6")
