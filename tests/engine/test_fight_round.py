@@ -584,3 +584,24 @@ def test_cmb_atk_a4_exact_hit_rate_of_d20_plus_3_against_a_heros_defence_11() ->
     kinds = ["critical", "hit", "miss"]
     expected = [float(enumerated[k] * draws) for k in kinds]
     assert chisquare([seen[k] for k in kinds], expected).pvalue > 1e-4
+
+
+def test_itm_wpn_4_weapons_add_to_the_systems_attack_and_a_foes_own() -> None:
+    """ITM-WPN-4: a hero with a worn longsword still has the system's attack (unarmed:
+    ``1 + @str.mod``, Brannoc's 1 + 3) beside the weapon's (1d8 + 3 slashing), and a foe still
+    strikes with its template's own attack (the dummy's 1)."""
+    game = _sword_game()
+    state = _swords(game)
+    seen: dict[str, set[int]] = {"unarmed": set(), "Longsword": set()}
+    for turn in range(12):
+        for weapon in seen:
+            _, answers = answer(game, state, f'[attack: who="Brannoc" target="Dummy" '
+                                             f'with="{weapon}"]', (1, turn))
+            record = answers[0].record
+            assert answers[0].ok and record["weapon"] == weapon
+            if record["result"] == "hit":
+                seen[weapon].add(record["damage"])
+    assert seen["unarmed"] == {4}
+    assert seen["Longsword"] and seen["Longsword"] <= set(range(4, 12))
+    _, answers = answer(game, state, '[attack: who="Dummy" target="Ada"]', (1, 0))
+    assert answers[0].ok and answers[0].record["damage"] in (0, 1)
