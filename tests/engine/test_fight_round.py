@@ -433,7 +433,8 @@ def _heft_document(weapon_reads: dict | None) -> dict:
     pytest.param({"heft": "@dex.mod + 10"}, "unarmed", 3 + 1, id="unarmed-the-systems"),
 ])
 def test_cmb_reads_6_a_weapons_own_read_takes_precedence(weapon_reads, with_, damage) -> None:
-    """CMB-READS-6: a weapon naming a value of ``combat.attack.reads`` gives it its own value,
+    """CMB-READS-6, CMB-ATK-A2 (the attacker's reads, each name overridden by the weapon's
+    own): a weapon naming a value of ``combat.attack.reads`` gives it its own value,
     computed for the wearer (Brannoc: Str 16, +3; Dex 12, +1), in place of the system's;
     CMB-READS-7: an unarmed strike reads the system's. (Without dice of its own the longsword
     deals the system's damage as it is, its own Str not added.)"""
