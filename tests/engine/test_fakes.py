@@ -674,3 +674,38 @@ def test_itm_tell_8_a_manner_says_something_is_wrong_never_what(game: Game,
             assert "Poison" not in answer.text and "fake" not in answer.text.lower()
             assert new.characters == state.characters
     assert "seller" in seen
+
+
+def test_itm_fake_4_a_fake_whose_target_a_layer_hides_is_never_sold(party: State) -> None:
+    """ITM-FAKE-4: the fake's target is checked again whenever a market offers the fake — on a
+    day the fence has the poison (as a healing potion), a layer that hides the healing potion
+    leaves the fence nothing to sell as it, and a buy of it there is refused."""
+    from replay.files import ruleset_document
+    document = ruleset_document("fixtures/rulesets/srd5.json")
+    document["layers"].append({"id": "no-healing", "label": "No healing",
+                               "hides": [HEALING]})
+    game = load_ruleset(document)
+    state = day_where(game, party, only_poison)
+    assert state.place is not None and market_of(game) is not None
+    open_day = {s.id: w for s, w in day_stock(game, state, market_of(game), state.place)}
+    assert any(entry.ref == POISON for entry, _ in open_day["fence"])
+    hidden = state.model_copy(update={"layers": ("no-healing",)})
+    stock = {s.id: w for s, w in day_stock(game, hidden, market_of(game), hidden.place)}
+    assert all(entry.ref != POISON for entry, _ in stock.get("fence", []))
+    new, (answer,) = run(game, hidden, '[inventory: action="buy" item="Potion of Healing" '
+                                       'seller="Fence" who="Brannoc"]')
+    assert not answer.ok and new is hidden
+
+
+def test_itm_fake_17_a_carried_fake_does_what_it_really_does() -> None:
+    """ITM-FAKE-17: carried and not yet found out, the Bag of Devouring (passing for a Bag of
+    Holding) changes a check by its own ``carried`` part — Ward −1 — not by the item it
+    passes for (which does nothing to checks)."""
+    grave = _gravewatch_with({"modifiers": [{"to": "checks", "skills": ["ward"], "flat": -1}]})
+    state = start_state(grave, {"seed": "s", "characters": [{"name": "Ada"}]})
+    bag = add_disguised((), grave.items[DEVOURING], grave.items[HOLDING], 1)
+    assert bag is not None
+    state = state.with_character(0, state.characters[0].model_copy(update={"bag": bag}))
+    assert state.characters[0].bag[0].shows_as == HOLDING
+    _, (answer,) = run(grave, state, '[skill_check: skill="ward" dc="1"]')
+    assert answer.ok and answer.record["effects"] == "-1"

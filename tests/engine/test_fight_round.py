@@ -477,7 +477,7 @@ def test_largest_per_class_reads_each_class_once_and_takes_the_largest() -> None
 
 def test_itm_loot_12_14_a_won_fight_drops_each_felled_foes_table_into_the_shared_view() -> None:
     """ITM-LOOT-1/3: a won fight drops loot once, straight into the bags, from the ruleset's
-    own table. The last goblin felled: Goblin 1 (felled before) and Goblin 2 each drop
+    own table, the one the foe's template names with ``loot`` (ITM-LOOT-11). The last goblin felled: Goblin 1 (felled before) and Goblin 2 each drop
     "goblin_pockets" (a Torch, 1d3) into the shared view — Brannoc, the player, first; keyed by the reply and
     the foe, so a swipe drops the same."""
     state = with_foe(with_foe(GOBLINS, "Goblin 1", hp=0), "Goblin 2", hp=1)

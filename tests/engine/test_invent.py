@@ -261,7 +261,7 @@ def test_itm_prop_10_worn_carried_and_summary_inside_stats() -> None:
 
 # -- ITM-PROP-11..16, OQ-21/22 ----------------------------------------------------------------
 
-def test_itm_prop_12_unknown_parts_are_dropped_and_the_rest_stands() -> None:
+def test_itm_prop_11_12_unknown_parts_are_dropped_and_the_rest_stands() -> None:
     game, state = ember()
     new, result = add(game, state, 'item="Odd blade" like="Hand axe" tags="thrown, glowing" '
                                    'stats="speed=3, bulk=2" slots="tail=1, hands=1" '

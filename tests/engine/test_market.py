@@ -335,7 +335,7 @@ def test_itm_mkt_9_an_item_nothing_names_is_sold_everywhere():
     assert reply.ok and reply.record["price"] == "4 pennies"
 
 
-def test_itm_mkt_10_11_sellers_and_their_sells_filters():
+def test_itm_mkt_10_11_14_sellers_and_their_sells_filters():
     state = start()
     _, reply = one(GAME, state, '[inventory: action="buy" item="Leather coat" seller="chandler"]')
     assert reply.ok and reply.record["seller"] == "chandler"
@@ -616,3 +616,18 @@ def test_buy_conserves_value(item: str, count: int, level: str, who: str):
     assert purse(state, who, family) - purse(new, who, family) == unit.value * count
     added = 0 if entry.item.service else count
     assert held(new, who, entry.label) - held(state, who, entry.label) == added
+
+
+def test_itm_buy_2_without_a_level_the_default_level_applies():
+    """ITM-BUY-2: ``level`` is optional; without it the default level (``fair``) prices the
+    buy, exactly as naming it does."""
+    state = start()
+    plain_state, plain = one(GAME, state, '[inventory: action="buy" item="Leather coat" '
+                                          'seller="chandler"]')
+    fair_state, fair = one(GAME, state, '[inventory: action="buy" item="Leather coat" '
+                                        'seller="chandler" level="fair"]')
+    _, dear = one(GAME, state, '[inventory: action="buy" item="Leather coat" '
+                               'seller="chandler" level="dear"]')
+    assert plain.ok and plain.record["level"] == "fair" == fair.record["level"]
+    assert plain.record["price"] == fair.record["price"] != dear.record["price"]
+    assert purse(plain_state) == purse(fair_state)

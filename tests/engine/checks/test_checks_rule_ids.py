@@ -1280,6 +1280,19 @@ def test_chk_spend_11_a_zero_limit_buys_and_pays_nothing() -> None:
     assert (got.successes, got.charges, got.record) == (0, {}, {})
 
 
+
+def test_chk_pool_a17_bought_successes_come_after_cancelling() -> None:
+    """CHK-POOL-A17, CHK-SPEND-5: bought successes are added after counting and cancelling:
+    three ones cancel nothing they could take, so the one bought success stands (and a
+    botch-free roll with it succeeds at dc 1)."""
+    res = _pool(pool={"min": 3, "max": 3}, explode=None, botch=None, exceptional=None)
+    bought = request(game("pool-d10"), sheet=3, attrs={"dc": "1"}, bought_successes=1)
+    rolled = pool.resolve(res, bought, _stream([1, 1, 1]))
+    assert (rolled.value, rolled.success) == (1, True)
+    plain = pool.resolve(res, request(game("pool-d10"), sheet=3, attrs={"dc": "1"}),
+                         _stream([1, 1, 1]))
+    assert (plain.value, plain.success) == (0, False)
+
 def test_chk_spend_6_bought_dice_roll_with_the_pool() -> None:
     """CHK-SPEND-6, CHK-SPEND-15, CHK-PAY-A5: bought dice join the pool, within its limits."""
     g = _spend_game(dice=1)
