@@ -496,6 +496,7 @@ CHECK_RECORD = {
     "with": "the ability with= used instead (CHK-TAG-16)",
     "override": "the override that applied (CHK-OVR-A1)",
     "effects": "what conditions and items added, signed (ITM-CHK-8)",
+    "effectDice": "the dice of those modifiers, as rolled (ITM-CHK-3)",
     "from": "where those effects came from", "automatic": "a check failed automatically",
     "success": "whether it succeeded", "rolls": "the dice rolled", "total": "the result",
     "dc": "the difficulty", "critical": "success or failure, when critical",
