@@ -621,7 +621,7 @@ def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
         return None  # a weapon's budget that is no turn action: not counted (Combat II)
     strikes = weapon.strikes if weapon is not None else None
     if attacks_left(found, view, ctx.for_tag(0).stream("attack", "budget"), me.spent,
-                    me.granted, strikes):  # CMB-TURN-17: and the uses granted (issue 25)
+                    me.granted, strikes):  # CMB-TURN-17: and the uses granted this round
         return None
     return Refusal(reasons.NO_TIME, f"NO TIME: {me.name} has no {found.name} attack left this "
                    "round; nothing was done.")

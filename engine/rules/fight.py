@@ -199,7 +199,8 @@ def attacks_left(action: TurnAction, view: SheetView, stream: Stream,
     CMB-TURN-11), less those ``spent`` already took (one entry per attack, by budget id);
     never below 0. ``strikes`` is the weapon's (ITM-WPN-20, read on the wearer's sheet): where
     a weapon gives it, it is the attacks one spend buys, in place of the action's ``attacks``
-    (issue 44: a weapon without it leaves the action's number, so Extra Attack still works)."""
+    (a weapon without it leaves the action's number, so Extra Attack still works with any
+    weapon: docs/items-rules.md, "Decisions")."""
     per, each = attack_counts(action, view, stream)
     if strikes is not None:
         each = max(int(view.value(strikes)), 0)
