@@ -58,6 +58,7 @@ from .answers import Answer, accepted, refused
 from .attrs import FIGHTER, FIGHTERS, NUMERAL, TEXT, WIELDED
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
 from .declare import Read, Reader, Reading, Refusal, Request, action, attr, request
+from .examples import END_LINE, FOE, FOE_COUNT, FOE_NAMES, Party, example, join_line
 from .fight_arms import (
     OFF_HAND,
     PLAIN,
@@ -272,51 +273,45 @@ JOIN_RECORD = {"round": "the encounter's round (0 before the first attack)",
                "events": "start, when this begins the fight (CMB-CARD-1)"}
 
 
-def _teach_combat(game: Game) -> list[str]:
+def _teach_combat(game: Game, party: Party) -> list[str]:
     """DESIGN.md "Prompt": out of a fight the GM learns only how to start one; the lines of a
     fight come with the COMBAT block while one is on (:func:`teach_fight`)."""
     if narrative.fights(game):  # issue 26
-        return narrative.teach_start(game)
+        return narrative.teach_start(game, party)
     if _fighting(game, BY_TURNS) is not None or not _combat(game).templates:
         return []
-    roles = ", ".join(t.role for t in _combat(game).templates)
-    return ['- A fight begins: [combat: op="start" foe="<name>" role="<role>" tier="<1-6>" '
-            f'count="<1-12>"] (roles: {roles}); while it is on, the COMBAT block shows the '
-            "order and how to fight."]
+    roles = [t.role for t in _combat(game).templates]
+    tag = example("combat", op="start", foe=FOE, role=roles[0], tier=str(TIERS[0]),
+                  count=str(FOE_COUNT))
+    return [f"- A fight begins: {tag}: an ordinary animal or common thug is tier {TIERS[0]}, "
+            f"tougher foes up to {TIERS[1]}; roles: {', '.join(roles)}."]
 
 
-def teach_fight(game: Game) -> list[str]:
+def teach_fight(game: Game, party: Party) -> list[str]:
     """DESIGN.md "Prompt": the GM's combat lines, shown under the COMBAT block while a fight
-    is on — attacks both ways, who joins, conditions, the end; the engine rolls everything."""
+    is on — attacks both ways, who joins, the end; the engine rolls everything. (Conditions
+    are taught with the instructions, which a fight keeps.)"""
     if narrative.fights(game):  # issue 26
-        return narrative.teach_fight(game)
+        return narrative.teach_fight(game, party)
     if outcome.fights(game):  # issue 25
-        return outcome.teach_fight(game)
+        return outcome.teach_fight(game, party)
     if _fighting(game) is not None:
         return []
     combat = _combat(game)
-    budgets = ", ".join(f'"{a.id}" ({a.name})' for a in combat.turn_actions)
-    lines = ["How to fight: a reply with an [attack:] is one round, and its attacks land in "
+    budgets = ", ".join(f"{a.id} ({a.name})" for a in combat.turn_actions)
+    lines = ["How to fight: a reply with an attack tag is one round, and its attacks land in "
              "the order above. Write no numbers: the engine rolls every attack and its damage.",
-             '- A hero attacks: [attack: who="<hero>" target="<foe>" with="<worn weapon>" '
-             'action="<budget>" range="near|far"]; with= defaults to the first worn weapon '
-             "(else unarmed), target= to the only foe standing, action= to the weapon's "
-             f"budget (budgets: {budgets}).",
-             '- A foe attacks: [attack: who="<foe>" target="<hero>"] (once a round, unless '
-             "its template gives it more)."]
+             "- A hero attacks: " + example("attack", who=party.hero, target=FOE_NAMES[0])
+             + "; target= may be left out when one foe stands; with= names a worn weapon "
+             "(default: the first worn, else unarmed), action= the turn action it spends "
+             f'({budgets}), range="far" a strike beyond the weapon\'s reach.',
+             "- A foe attacks: " + example("attack", who=FOE_NAMES[-1], target=party.hero)
+             + " (once a round, unless its template gives it more)."]
     if combat.templates:
-        roles = ", ".join(t.role for t in combat.templates)
-        lines.append('- More foes join: [combat: op="join" foe="<name>" role="<role>" '
-                     f'tier="<1-6>" count="<1-12>"] (roles: {roles}); a hero not yet in the '
-                     'fight: [combat: op="join" foe="<hero>"].')
-    if game.ruleset.conditions:
-        known = ", ".join(c.id for c in game.ruleset.conditions)
-        lines.append('- A condition: [combat: op="condition" who="<name>" add="<condition>" '
-                     'rounds="<n>" save="<save>" dc="<n>"] (save= and dc= for one saved '
-                     f'against each turn; remove="<condition>" ends one; conditions: {known}).')
-    lines += teach_use_in_fight(game)  # issue 25: items used in a fight (§13)
-    lines.append('- It ends: [combat: op="end" outcome="victory|defeat|fled|truce"]; felling '
-                 "the last foe ends it in victory by itself.")
+        lines.append(join_line([t.role for t in combat.templates])
+                     + "; a hero not yet in the fight joins with foe= the hero's name.")
+    lines += teach_use_in_fight(game, party)  # issue 25: items used in a fight (§13)
+    lines.append(END_LINE)
     return lines
 
 
@@ -407,7 +402,7 @@ class End(Request):
     """The fight ends, as the story says (DESIGN.md: victory, defeat, fled or truce)."""
 
     outcome: str = attr(TEXT, "victory, defeat, fled or truce",
-                        missing='Say how it ended: outcome="victory|defeat|fled|truce".')
+                        missing='Say how it ended: outcome="fled" (or victory, defeat, truce).')
 
 
 @action("combat", "end", End, reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED,
@@ -448,7 +443,7 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
 
 def _attacker(raw: str | None, game: Game, state: State) -> Reading[str]:
     """``who=``: a hero of the party or a foe in the fight, by name (any case) or by its first
-    words (issue 39, :data:`engine.actions.attrs.FIGHTER`); the player without one (CMB-ATK-7:
+    words (:data:`engine.actions.attrs.FIGHTER`); the player without one (CMB-ATK-7:
     foes roll the same attack check)."""
     read = FIGHTER.read(raw, game, state)
     if isinstance(read, Refusal):

@@ -36,6 +36,7 @@ from ..ruleset import Formula, parse_formula
 from .answers import Answer, accepted, refused
 from .checks.pipeline import roll_check
 from .declare import Refusal
+from .examples import Party, example
 from .fight import (
     FOE_STRIKE,
     RANGES,
@@ -210,14 +211,19 @@ def _hurt_hero(game: Game, state: State, encounter: Encounter, target: int, deal
     return state, state.encounter or encounter, said
 
 
-def foe_teach(game: Game) -> list[str]:
-    """The GM's line for the foes' own abilities, where some template has them."""
+def foe_teach(game: Game, party: Party) -> list[str]:
+    """The GM's line for the foes' own abilities, where some template has them: the first
+    such template's foe using its first ability."""
     combat = game.ruleset.combat
-    if combat is None or not any(t.combat.abilities for t in combat.templates):
+    having = [t for t in (combat.templates if combat is not None else []) if t.combat.abilities]
+    if not having:
         return []
-    return ['- A foe uses one of its own abilities (its template lists them) in place of one '
-            'of its attacks: [attack: who="<foe>" use="<ability>" target="<hero>, <hero>"] '
-            "(the engine rolls its attack, or each hero's save, and its damage)."]
+    template, ability = having[0], having[0].combat.abilities[0]
+    targets = ", ".join(n for n in (party.hero, party.other) if n is not None) or None
+    return ["- A foe uses one of its own abilities (its template lists them) in place of one "
+            "of its attacks: " + example("attack", who=template.label or template.role.title(),
+                                         use=ability.label or ability.id, target=targets)
+            + " (the engine rolls its attack, or each hero's save, and its damage)."]
 
 
 def foe_cast(game: Game, state: State, encounter: Encounter, me: int, tag: Tag, named: str,

@@ -14,6 +14,7 @@ from . import fight_narrative_spoils
 from .answers import Answer, accepted
 from .attrs import WHO_OR_PARTY
 from .declare import Needs, Reader, Refusal, Request, action, attr, request
+from .examples import Party, example
 from .placing import added_text
 
 
@@ -49,10 +50,13 @@ class Loot(Request):
                            shown="the party")
 
 
-def _teach_loot(game: Game) -> list[str]:  # ITM-LOOT-19
-    tables = ", ".join(f'"{t.id}" ({t.label})' for t in _tables(game))
-    return ['- Loot: [loot: table="<table>" who="<character>"] (without who=, the party '
-            "shares it out).", f"  Tables: {tables}."]
+def _teach_loot(game: Game, party: Party) -> list[str]:  # ITM-LOOT-19
+    tables = _tables(game)
+    listed = ", ".join(f"{t.id} ({t.label})" for t in tables)
+    one = f'; who="{party.hero}" for one hero' if party.hero is not None else ""
+    return ["- Loot a body or a cache: "
+            + example("loot", table=tables[0].id) + f" (shared out{one}).",
+            f"  Tables: {listed}."]
 
 
 @action("loot", None, Loot, teach=_teach_loot,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..actions.examples import party_of
 from ..actions.fight import teach_fight
 from ..actions.use import pool_max
 from ..dice import Stream
@@ -42,7 +43,7 @@ def combat_block(game: Game, state: State, teach: bool = True) -> str:
              f"{encounter.round + 1})", "Order, highest initiative first:"]
     for place, combatant in enumerate(encounter.combatants, 1):
         lines.append(f"{place}. " + combatant_line(game, state, encounter, combatant, stream))
-    return "\n".join([*lines, *(teach_fight(game) if teach else [])])
+    return "\n".join([*lines, *(teach_fight(game, party_of(state)) if teach else [])])
 
 
 def combatant_line(game: Game, state: State, encounter: Encounter, combatant: Combatant,

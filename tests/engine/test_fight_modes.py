@@ -362,12 +362,16 @@ def test_itm_ammo_11_itm_mode_10_the_gm_line_names_it_all(entry, parts) -> None:
 
 
 def test_the_gm_is_taught_reload_modes_and_the_off_hand_only_where_weapons_have_them() -> None:
+    from engine.actions.examples import Party
     from engine.actions.fight_weapons import reload
-    lines = reload.teach(GAME)
-    assert lines is not None and len(lines) == 3
-    assert 'action="bonus"' in lines[2]
+    assert reload.teach is not None
+    lines = reload.teach(GAME, Party(("Ada",)))
+    assert len(lines) == 3
+    assert '[combat: op="reload" who="Ada" with="Watch pistol"]' in lines[0]  # issue 39
+    assert 'with="Hunting bow" mode="Volley"]' in lines[1]
+    assert 'with="Silver coffin nail" action="bonus"]' in lines[2]
     plain = load_ruleset(fixture_json("rulesets/skirmish.json"))
-    assert reload.teach is not None and list(reload.teach(plain)) == []
+    assert list(reload.teach(plain, Party(("Ada",)))) == []
 
 
 def test_itm_off_1_a_weapon_not_marked_off_hand_gets_no_off_hand_strike() -> None:

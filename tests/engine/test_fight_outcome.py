@@ -95,7 +95,8 @@ def test_cmb_outc_4_the_combat_block_shows_harm_levels_and_health() -> None:
     assert thug is not None and "Thug 1 (foe: standard, tier 1): " in block
     assert f"harm {thug.hp}/2" in block and "Thug 2 (foe: standard, tier 1): harm 2/2" in block
     assert f"Bram the Quiet (hero): health {hp(state, 'Bram the Quiet')}/10" in block
-    assert 'position="controlled|risky|desperate" effect="limited|standard|great"' in block
+    assert 'position="risky" effect="standard"]. position= how hard a failure comes back: ' \
+        "controlled, risky, desperate; effect=" in block  # issue 39: one shown, all listed
 
 
 # --- CMB-OUTC-2: the GM's grades --------------------------------------------------------------

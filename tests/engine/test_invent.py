@@ -554,10 +554,12 @@ def test_a_character_reads_its_own_invented_item_only() -> None:
 def test_itm_wpn_26_itm_cmd_3_the_proposal_instructions_only_where_inventing_is_on() -> None:
     game, _ = bags()
     lines = instructions(game)
-    assert lines[0].startswith('- Invent an item in this ruleset\'s terms: [inventory: '
-                               'action="add" item="<new name>" like=')
-    assert 'binds="yes|cursed|no"' in lines[0]
+    # Issue 39: a small invent (a category and a summary), the other attributes optional
+    assert lines[0].startswith('- Invent only what this ruleset lacks: [inventory: '
+                               'action="add" item="Bone flute" category="Gear" '
+                               'summary="A carved flute."]; like=')
+    assert lines[0].endswith(", binds= are optional.")
     assert "  Stats: Bulk, Guard, Damage, Rolls with, Reach." in lines  # never True worth
-    assert lines[-1].endswith("An item invented like= a weapon also fights like it.")
+    assert lines[-1].endswith("An item invented like= a weapon fights like it.")
     assert instructions(load_ruleset(fixture_json("rulesets/gravewatch.json"))) == []
     assert 'binds=' not in instructions(ember()[0])[0]  # Ember Roads has no binding

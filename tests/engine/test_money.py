@@ -255,8 +255,8 @@ def test_itm_money_10_the_instructions_name_the_coins_and_pay_and_earn():
     without coins is taught neither."""
     from engine.text.prompt import instructions
     taught = instructions(GAME)
-    assert '- Pay: [inventory: action="pay" amount="<n> <coin>" who="<character>"]' in taught
-    assert '- Earn: [inventory: action="earn" amount="<n> <coin>" who="<character>"]' in taught
+    assert '[inventory: action="pay" amount="2 pennies"]' in taught
+    assert '[inventory: action="earn" amount="5 pennies"]' in taught
     assert "  Coins: pennies, shillings, crowns." in taught
     document = fixture_json("rulesets/harrow.json")
     document["items"]["currencies"] = []

@@ -34,6 +34,7 @@ from ...ruleset.versions import version_tuple
 from ..answers import Answer, accepted, refused
 from ..attrs import NUMERAL, RAW, WHO
 from ..declare import Needs, Request, action, attr, request
+from ..examples import Party, example
 from . import against, highest, outcomes, pool, sum, symbols
 
 MAX_PURCHASES = 100  # CHK-TAL-11: an entry bought per price paid, bounded like a sheet limit
@@ -451,7 +452,7 @@ def _check_attr(help: str) -> str | None:
 
 
 def _number_attr(help: str) -> str | None:
-    """A number of the check, read from a labelled value too (``dc="DC 10"``, issue 39);
+    """A number of the check, read from a labelled value too (``dc="DC 10"``);
     anything else that is no whole number is ignored (OQ-CHK-16)."""
     return attr(NUMERAL, help)
 
@@ -521,20 +522,60 @@ CHECK_RECORD = {
 }
 
 
-def _teach_check(game: Game) -> list[str]:
-    """How to ask for a check, naming the ruleset's skills and saves (checks.md Appendix A)."""
+def _teach_check(game: Game, party: Party) -> list[str]:
+    """How to ask for a check: an example on the ruleset's first skill (not one only a fight
+    rolls) with a sensible difficulty, then its skills and saves (checks.md Appendix A)."""
     sheet = game.ruleset.sheet
-    lines = ['- Check: [skill_check: skill="<skill>" dc="<difficulty>" who="<character>"] '
-             '(or save="<save>" / ability="<ability>" instead of skill=).']
-    if sheet.skills:
-        lines.append("  Skills: " + ", ".join(s.label for s in sheet.skills) + ".")
+    fight_only = combat_only(game)
+    skills = [s.label for s in sheet.skills if s.id.casefold() not in fight_only]
+    difficulty, ladder = _difficulty(game)
+    named: dict[str, str | None] = (
+        {"skill": skills[0]} if skills else {"save": sheet.saves[0].label} if sheet.saves
+        else {"ability": sheet.abilities[0].label} if sheet.abilities else {})
+    line = ("- A risky act the rules decide: "
+            + example("skill_check", **named, **difficulty, who=party.hero))
+    others = [f'save="{sheet.saves[0].label}"'] if sheet.saves and skills else []
+    if sheet.abilities and skills:
+        others.append(f'ability="{sheet.abilities[0].label}"')
+    lines = [line + (f" ({' or '.join(others)} instead of skill=)" if others else "")]
+    listed = [f"Skills: {', '.join(skills)}."] if skills else []
     if sheet.saves:
-        lines.append("  Saves: " + ", ".join(s.label for s in sheet.saves) + ".")
+        listed.append("Saves: " + ", ".join(s.label for s in sheet.saves) + ".")
+    if ladder:
+        listed.append(ladder)
+    lines += [f"  {one}" for one in listed]
     # ITM-CHK-10: the engine applies conditions and items itself; the GM must not add them.
     wounds = "wound penalties, " if any(t.penalties for t in game.ruleset.live.tracks) else ""
-    lines.append(f"  gmtags rolls the dice and applies {wounds}conditions, worn and carried "
-                 "items itself: never add those modifiers yourself, never write the result.")
+    lines.append(f"  gmtags rolls the dice and applies {wounds}conditions and items itself: add "
+                 "no modifiers, write no result.")
     return lines
+
+
+def _difficulty(game: Game) -> tuple[dict[str, str | None], str]:
+    """The difficulty an example check writes — the middle step of the ruleset's ladder, else
+    what suits its dice — and the sentence naming the ladder's steps (or what ``dc=`` counts)."""
+    res = game.ruleset.resolution
+    if isinstance(res, AgainstResolution):  # CHK-RA-8: dc= only shifts; a step is named
+        steps = ", ".join(s.label for s in res.difficulty_ladder)
+        return {}, f"Harder checks name a difficulty= ({steps})." if steps else ""
+    if isinstance(res, PoolResolution):  # CHK-TAG-1: the successes needed
+        pool_steps = res.difficulty_ladder
+        needed = pool_steps[(len(pool_steps) - 1) // 2].successes if pool_steps else 2
+        shown = ": " + ", ".join(f"{s.label} {s.successes}" for s in pool_steps)
+        return {"dc": str(needed)}, f"dc= is the successes needed{shown if pool_steps else ''}."
+    ladder = res.difficulty_ladder if res is not None else []
+    if ladder:
+        middle = ladder[(len(ladder) - 1) // 2].dc
+    elif isinstance(res, SumResolution):  # a little above the dice's average
+        middle = res.dice.count * (res.dice.sides + 1) // 2 + 2
+    elif isinstance(res, HighestResolution):
+        middle = max(1, res.die.sides - 2)
+    else:  # a symbol pool's difficulty dice (CHK-SYM-A5)
+        middle = 2
+    steps = ", ".join(f"{s.label} {s.dc}" for s in ladder)
+    if isinstance(res, SymbolResolution):
+        return {"dc": str(middle)}, f"dc= is the difficulty dice{': ' + steps if steps else ''}."
+    return {"dc": str(middle)}, f"Difficulties: {steps}." if steps else ""
 
 
 @action("skill_check", None, SkillCheck, teach=_teach_check, record=CHECK_RECORD,
@@ -579,7 +620,7 @@ def _written(attrs: Mapping[str, str]) -> str | None:
 def _as_meant(attrs: dict[str, str]) -> tuple[str, ...]:
     """Read ``mode=`` as the GM meant it (issue 28), in place; the notes say what was read
     so: ``mode="with advantage"`` is ``advantage``; a mode that is neither advantage nor
-    disadvantage is dropped. (A labelled ``dc=`` is read by its reader, issue 39.)"""
+    disadvantage is dropped. (A labelled ``dc=`` is read by its reader.)"""
     notes: list[str] = []
     mode = attrs.get("mode")
     if mode is not None:

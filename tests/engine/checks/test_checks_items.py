@@ -335,8 +335,8 @@ def test_itm_chk_9_the_record_names_what_changed_the_check_for_the_next_turn() -
 
 
 def test_itm_chk_10_the_gm_is_told_the_engine_applies_these_changes() -> None:
-    """ITM-CHK-10: the instructions say the engine applies conditions and worn and carried
-    items itself, so the GM must not add them again."""
+    """ITM-CHK-10: the instructions say the engine applies conditions and items itself, so
+    the GM must not add them again."""
     text = instructions(_game("sum-2d6"))
-    assert ("gmtags rolls the dice and applies conditions, worn and carried items itself: "
-            "never add those modifiers yourself") in text
+    assert "gmtags rolls the dice and applies conditions and items itself: add no modifiers" \
+        in text
