@@ -16,8 +16,7 @@ from tagparse import Tag
 from ..dice import Stream
 from ..rules import reasons
 from ..rules.abilities import guard_of
-from ..rules.armour import defences_of, foe_defences, typed_damage
-from ..rules.bags import item_of
+from ..rules.armour import defences_of, foe_defences, foe_qualities, typed_damage
 from ..rules.checks.read import CheckRead, Rolled
 from ..rules.context import TurnContext
 from ..rules.fight import (
@@ -46,7 +45,7 @@ from ..rules.game import Game
 from ..rules.names import meant_fighter
 from ..rules.sheet import SheetView
 from ..rules.state import Combatant, Encounter, JournalEntry, Stack, State
-from ..rules.weapons import numbers
+from ..rules.weapons import armed_with, first_worn_weapon, numbers
 from ..ruleset import Formula, Item, Template, combat_kind, parse_formula
 from ..ruleset.combat import Attack
 from ..ruleset.fight import ROLL_HIGH, Combat
@@ -548,22 +547,14 @@ def _weapon(game: Game, state: State, who: int,
     """DESIGN.md: ``with=`` a worn weapon the attacker has (``unarmed`` or none: unarmed);
     without it the first worn weapon, else unarmed (None)."""
     bag = state.characters[who].bag
-
-    def attack_of(stack: Stack) -> tuple[Stack, Item, Attack] | None:
-        item = item_of(game, state, stack.item)
-        if item is None or item.attack is None:
-            return None
-        return stack, item, item.attack
-
     wanted = (named or "").strip().casefold()
     if not wanted:
-        worn = (attack_of(s) for s in bag if s.equipped)
-        return next((w for w in worn if w is not None), None)
+        return first_worn_weapon(game, state, state.characters[who])
     if wanted == UNARMED:
         return None
     named_stacks = [s for s in bag if s.name.casefold() == wanted]  # a worn one first
     stack = next((s for s in named_stacks if s.equipped), named_stacks[0] if named_stacks else None)
-    armed = attack_of(stack) if stack is not None else None
+    armed = armed_with(game, state, stack) if stack is not None else None
     if armed is None:
         name = state.characters[who].name
         return Refusal(reasons.UNKNOWN_WEAPON,
@@ -615,15 +606,17 @@ def _round(encounter: Encounter, ctx: TurnContext) -> Encounter:
 
 
 def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
-             ctx: TurnContext) -> Refusal | None:
+             ctx: TurnContext, weapon: Attack | None = None) -> Refusal | None:
     """CMB-TURN-9..12/16, OQ-CMB-7 c/d: a turn action allows ``per`` × ``attacks`` attacks a
     round (none without ``attacks``; a hero of several classes has the largest number any
-    one class grants, CMB-TURN-11); one past that is NO TIME and does not happen."""
+    one class grants, CMB-TURN-11), or ``per`` × the ``weapon``'s ``strikes`` where it gives
+    them (ITM-WPN-20); one past that is NO TIME and does not happen."""
     found = next((a for a in _combat(game).turn_actions if a.id == budget), None)
     if found is None:
         return None  # a weapon's budget that is no turn action: not counted (Combat II)
+    strikes = weapon.strikes if weapon is not None else None
     if attacks_left(found, view, ctx.for_tag(0).stream("attack", "budget"), me.spent,
-                    me.granted):  # CMB-TURN-17: and the uses granted this round (issue 25)
+                    me.granted, strikes):  # CMB-TURN-17: and the uses granted this round
         return None
     return Refusal(reasons.NO_TIME, f"NO TIME: {me.name} has no {found.name} attack left this "
                    "round; nothing was done.")
@@ -770,8 +763,11 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
     view = SheetView(game, state.characters[who], state)
     # ITM-OFF-3: a second weapon marked offHand on the combat block's offHand budget
     arming = Arming(mode, is_off_hand(game, state, who, encounter.combatants[me], armed, budget))
-    late = (off_hand_no_time if arming.off_hand else _no_time)(
-        game, view, encounter.combatants[me], budget, ctx)
+    if arming.off_hand:  # ITM-OFF-3: one strike, whatever the main attack buys
+        late = off_hand_no_time(game, view, encounter.combatants[me], budget, ctx)
+    else:
+        late = _no_time(game, view, encounter.combatants[me], budget, ctx,
+                        armed[2] if armed is not None else None)
     if late is None:  # ITM-AMMO-4, ITM-CLIP-4: only while there is enough to shoot
         late = ready(game, state, who, armed, mode)
     if late is not None:
@@ -902,7 +898,8 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         if formula is None:  # unarmed, or a weapon without damage dice: the system's damage
             formula, flat = rule.damage, 0
             kind = kind or rule.damage_type  # CMB-TYPE-1: the system's default type
-        given = attack_reads(rule, view, ctx.for_tag(0).stream(strike_key, "reads")) \
+        given = attack_reads(rule, view, ctx.for_tag(0).stream(strike_key, "reads"),
+                             armed[2].reads if armed is not None else None) \
             if rule.reads else {}  # most rulesets have no reads: no stream for them
         given[ROLL_HIGH] = max(rolled.rolls) if rolled.rolls else 0  # OQ-CMB-5 b
         reader = sheet_reader(view, given)
@@ -1028,7 +1025,8 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
                         other_kinds.hit_damage(game, rolled, result))  # issue 25
         # CMB-TYPE-1, ITM-DEF-4..8: the foe's damage type against what the hero resists
         kind = foe.damage_type
-        dealt, guards = typed_damage(struck.damage, kind, defences_of(game, state, hero))
+        dealt, guards = typed_damage(struck.damage, kind, defences_of(game, state, hero),
+                                     foe_qualities(game, foe))  # ITM-WPN-29
         state, after = hurt(game, state, hero, dealt)
         dice = " + ".join(f"{r} ({'+'.join(map(str, r.faces))})" for r in struck.rolls.rolls)
         record.update({"damage": dealt, "hp": after.hp,

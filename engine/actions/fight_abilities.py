@@ -202,7 +202,8 @@ def _applied(game: Game, state: State, encounter: Encounter, index: int, chosen:
 def _dealt(game: Game, foe: Combatant, damage: int, ability: Ability,
            row: dict[str, Any]) -> int:
     """CMB-ABIL-6, ITM-DEF-4..8: what the foe's typed defences leave of ``damage``."""
-    dealt, guards = typed_damage(damage, ability.damage_type, foe_defences(game, foe))
+    dealt, guards = typed_damage(damage, ability.damage_type, foe_defences(game, foe),
+                                 frozenset(ability.qualities))  # ITM-WPN-29
     if guards:
         row["affectedBy"] = [g.text for g in guards]
     return dealt

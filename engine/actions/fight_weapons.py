@@ -12,13 +12,13 @@ from typing import Any
 
 from ..rules import reasons
 from ..rules.ammo import carried, clip_size, loaded, shoot, with_loaded
-from ..rules.bags import item_of
 from ..rules.context import TurnContext
 from ..rules.fight import largest_per_class, standing
 from ..rules.formula import evaluate, sheet_reader
 from ..rules.game import Game
 from ..rules.sheet import SheetView
 from ..rules.state import Combatant, JournalEntry, State
+from ..rules.weapons import armed_with
 from .answers import Answer, accepted, refused
 from .attrs import FIGHTER, WIELDED
 from .declare import Refusal, Request, action, attr, request
@@ -50,9 +50,9 @@ def _clipped(game: Game, state: State, who: int, named: str | None) -> Armed | R
         return Refusal(reasons.NO_CLIP, f"{shown} keeps no loaded count (no clip) to reload; "
                        "nothing was done.")
     for stack in state.characters[who].bag:
-        item = item_of(game, state, stack.item) if stack.equipped else None
-        if item is not None and item.attack is not None and item.attack.clip is not None:
-            return stack, item, item.attack
+        armed = armed_with(game, state, stack) if stack.equipped else None  # ITM-FAKE-20
+        if armed is not None and armed[2].clip is not None:
+            return armed
     return Refusal(reasons.NO_CLIP, f"{name} wears no weapon with a clip to reload; nothing "
                    "was done.")
 

@@ -15,6 +15,7 @@ from .answers import Answer, accepted
 from .attrs import WHO_OR_PARTY
 from .declare import Needs, Reader, Refusal, Request, action, attr, request
 from .examples import Party, example
+from .placing import added_text
 
 
 def _tables(game: Game) -> list[LootTable]:
@@ -71,14 +72,26 @@ def roll_tag(game: Game, state: State, request: Loot, ctx: TurnContext) -> tuple
     heroes = fight_narrative_spoils.sharers(game, state, ctx) if request.who is None else ()
     if heroes:  # D100-PARTY-10: a narrative victory's coins split, named items to want/pass
         state, record, parts = fight_narrative_spoils.loot(game, state, table, ctx, heroes)
+        text = f"{table.label}: " + ("; ".join(parts) if parts else "nothing dropped") + "."
     else:
         state, record, parts = drop_table(game, state, table, ctx.stream("loot", "draws"),
                                           request.who)
-    text = f"{table.label}: " + ("; ".join(parts) if parts else "nothing dropped") + "."
+        text = f"{table.label}: " + (_as_adds(record) or "nothing dropped.")
     journal = JournalEntry(turn=ctx.turn_label, text=f"Loot ({table.label}): "
                            + ("; ".join(parts) if parts else "nothing"))
     state = state.model_copy(update={"journal": (*state.journal, journal)})
     return state, accepted(tag, text, record)
+
+
+def _as_adds(record: dict[str, object]) -> str:
+    """ITM-LOOT-18: each drop answered as ``[inventory: action="add"]`` answers it — where it
+    went and what stayed behind, in the add's own sentence."""
+    drops = record.get("drops")
+    sentences = []
+    for drop in drops if isinstance(drops, list) else ():
+        placed = [(str(p["who"]), int(p["count"])) for p in drop["to"]]
+        sentences.append(added_text(str(drop["name"]), placed, int(drop["left"])))
+    return " ".join(sentences)
 
 
 def drop_table(game: Game, state: State, table: LootTable, stream: Stream,

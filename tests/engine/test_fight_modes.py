@@ -159,6 +159,8 @@ def test_itm_off_4_a_penalty_is_kept() -> None:
     (f"{NAIL} {KNIFE} {KNIFE}", 2),  # ITM-OFF-5: one off-hand strike on its budget
 ])
 def test_itm_off_3_5_no_off_hand_strike_without_its_conditions(reply, refused) -> None:
+    """ITM-OFF-1/3/5: only a weapon marked ``offHand`` strikes on the off-hand budget, once,
+    after a strike this round with another weapon."""
     state = fight()
     after, answers = answer(GAME, state, reply, (0, 1))
     assert answers[refused].reason == reasons.NO_TIME
@@ -370,3 +372,14 @@ def test_the_gm_is_taught_reload_modes_and_the_off_hand_only_where_weapons_have_
     assert 'with="Silver coffin nail" action="bonus"]' in lines[2]
     plain = load_ruleset(fixture_json("rulesets/skirmish.json"))
     assert list(reload.teach(plain, Party(("Ada",)))) == []
+
+
+def test_itm_off_1_a_weapon_not_marked_off_hand_gets_no_off_hand_strike() -> None:
+    """ITM-OFF-1: ``offHand: true`` marks the knife for the off hand; unmarked, the same knife
+    after the nail's strike is no off-hand strike (its bonus action allows no attack)."""
+    def unmarked(document: dict[str, Any]) -> None:
+        document["catalogs"][0]["entries"][9]["item"]["attack"].pop("offHand")
+    game = game_of(unmarked)
+    state = fight(game)
+    _, answers = answer(game, state, f"{NAIL} {KNIFE}", (0, 1))
+    assert answers[0].ok and answers[1].reason == reasons.NO_TIME

@@ -210,7 +210,7 @@ def test_cmb_outc_1_the_attacks_tier_law_matches_enumeration() -> None:
     seen: Counter[tuple[str, int, int]] = Counter()
     for index in range(20_000):
         stream = Stream("outcome-law", (index,), "attack")
-        rolled = dice_sum.resolve(res, request, stream, stream)
+        rolled = dice_sum.resolve(res, request, stream)
         assert rolled is not None
         landed = tiers.pick(res.outcomes, rolled, shift=True)
         kind = tier_kind(res.outcomes, landed.tier, landed.critical)

@@ -301,13 +301,17 @@ def roll_check(game: Game, state: State, who: int, attrs: Mapping[str, str],
                        "automatic": True})
         return state, Checked(True, f"{character.name}: {label} fails without a roll "
                                     f"({record['from']}).", record)
+    effect_total, effect_faces = applied.roll(ctx.stream(purpose, "effects"))  # ITM-CHK-3
+    if effect_faces:
+        record["effects"] = f"{applied.flat + effect_total:+d}"
+        record["effectDice"] = effect_faces
     sheet_number = part + rank + bonus
     bought = purchases(game, effective, character, view, attrs, sheet_number)
     rolls_twice = isinstance(effective, SumResolution) and effective.advantage
     request = CheckRead(
         who=character.name, kind=kind, ident=ident, label=label, attrs=attrs, view=view,
         ability=ability, ability_part=part, rank=rank, own_bonus=bonus,
-        with_ability=with_ability, flat=applied.flat + added, dice=tuple(applied.dice),
+        with_ability=with_ability, flat=applied.flat + effect_total + added,
         lean=applied.lean((attrs.get("mode") or "").strip().lower(), rolls_twice),
         bought_dice=bought.dice, bought_successes=bought.successes,
         bought_reroll=bought.reroll, entry=bought.entry)
@@ -381,7 +385,7 @@ Resolver = Callable[[Game, Any, CheckRead, TurnContext, str], "Rolled | None"]
 
 def _sum(game: Game, res: SumResolution, request: CheckRead, ctx: TurnContext,
          purpose: str) -> Rolled | None:
-    return sum.resolve(res, request, ctx.stream(purpose, "dice"), ctx.stream(purpose, "effects"))
+    return sum.resolve(res, request, ctx.stream(purpose, "dice"))
 
 
 def _pool(game: Game, res: PoolResolution, request: CheckRead, ctx: TurnContext,
@@ -427,10 +431,11 @@ def value_check(game: Game, state: State, character: Character, value: ValueRef,
     view = SheetView(game, character, state)
     applied = collect(game, state, character, view, "ability", "")
     rolls_twice = isinstance(res, SumResolution) and res.advantage
+    effect_total, _ = applied.roll(ctx.stream("skill_check", "effects"))  # ITM-CHK-3
     request = CheckRead(who=character.name, kind="ability", ident="", label=label,
                       attrs={"dc": str(difficulty)}, view=view, ability=None,
                       ability_part=view.value(value), rank=0, own_bonus=0,
-                      flat=applied.flat, dice=tuple(applied.dice),
+                      flat=applied.flat + effect_total,
                       lean=applied.lean(asked, rolls_twice))
     return resolve_request(game, res, request, ctx)
 
@@ -492,6 +497,7 @@ CHECK_RECORD = {
     "with": "the ability with= used instead (CHK-TAG-16)",
     "override": "the override that applied (CHK-OVR-A1)",
     "effects": "what conditions and items added, signed (ITM-CHK-8)",
+    "effectDice": "the dice of those modifiers, as rolled (ITM-CHK-3)",
     "from": "where those effects came from", "automatic": "a check failed automatically",
     "success": "whether it succeeded", "rolls": "the dice rolled", "total": "the result",
     "dc": "the difficulty", "critical": "success or failure, when critical",
