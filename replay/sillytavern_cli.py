@@ -1,6 +1,6 @@
 """``gmtags sillytavern install ST_DIR``: put the SillyTavern extension that matches this
-gmtags (the panel beside the chat; ``sillytavern/gmtags/`` in the repository, package data in
-the wheel) into a SillyTavern folder, offline.
+gmtags (the panel beside the chat; ``sillytavern-extension/gmtags/`` in the repository,
+package data in the wheel) into a SillyTavern folder, offline.
 
 SillyTavern serves ``data/<user>/extensions/<dir>`` (one user's) and
 ``public/scripts/extensions/third-party/<dir>`` (every user's) as

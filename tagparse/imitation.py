@@ -12,8 +12,10 @@ a tag (``[attack: who="Ada"] | ok="true" text="Ada hits."``), and often broken (
   quotes are broken) the last one before the line ends or the next head begins. Where no
   ``]`` comes, the part runs to that point and a ``]`` is put back, so the bracket stays
   closed. A ``|`` of prose (``[Choose: fight | flee]``) is no part.
-- **Anywhere else**: ``|`` followed by ``ok=`` (every answer part gmtags writes begins so),
-  with the attributes after it, up to the first text that is not an attribute (a ``]`` stays).
+- **Anywhere else**: ``|`` followed by ``ok=`` (every answer part gmtags writes begins so), or
+  by another attribute only gmtags writes there (``answered=``, ``reason=``, ``text=``), with the
+  attributes after it, quoted or not, up to the first text that is not an attribute (a ``]``
+  stays).
 
 Every part is taken with the white space before its ``|``. Nothing here spans a line end, so
 text arriving in pieces is settled a line at a time at the latest (:attr:`Imitations.settled`).
@@ -37,13 +39,15 @@ _QUOTE_END: Final = {'"': re.compile(r'(?:[^"\\\n\r]|\\[^\n\r])*+\\?(["\n\r]|\Z)
                      "“": re.compile(r"[^”\n\r]*+([”\n\r]|\Z)")}
 _BAR_ATTRIBUTE: Final = re.compile(r"\|[ \t]*[A-Za-z_][A-Za-z0-9_]*[ \t]*=")
 _BAR_START: Final = re.compile(r"\|[ \t]*(?:[A-Za-z_][A-Za-z0-9_]*[ \t]*)?\Z")
-_LOOSE: Final = re.compile(r"\|[ \t]*ok[ \t]*=", re.IGNORECASE)
-_LOOSE_START: Final = re.compile(r"\|[ \t]*(?:o(?:k[ \t]*)?)?\Z", re.IGNORECASE)
+# The attributes gmtags writes first in an answer part, or alone after a "|" (the mark).
+ANSWER_KEYS: Final = ("ok", "answered", "reason", "text")
+_LOOSE: Final = re.compile(r"\|[ \t]*(?:ok|answered|reason|text)[ \t]*=", re.IGNORECASE)
+_LOOSE_START: Final = re.compile(r"\|[ \t]*(?:([A-Za-z]{1,8})([ \t]*))?\Z")
 # One attribute of a loose part; a quote that does not close runs to the line's end.
 _PAIR: Final = re.compile(
     r"""[ \t]*(?:\|[ \t]*)?[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*"""
     r"""(?:"(?:[^"\\\n\r]|\\[^\n\r])*+\\?(?:"|(?=[\n\r])|\Z)|“[^”\n\r]*+(?:”|(?=[\n\r])|\Z)"""
-    r"""|[^\s"“\]|\[]++)""")
+    r"""|[^\s"“\]|\[]++(?:[ \t]++(?![A-Za-z_][A-Za-z0-9_]*+[ \t]*=)[^\s"“\]|\[]++)*+)""")
 _PAIR_START: Final = re.compile(
     r"[ \t]*(?:\|[ \t]*)?(?:[A-Za-z_][A-Za-z0-9_]*[ \t]*(?:=[ \t]*)?)?\Z")
 _LINE_END: Final = re.compile(r"[\n\r]")
@@ -93,14 +97,15 @@ def imitations(text: str, final: bool = True) -> Imitations:
     while True:
         candidate = _CANDIDATE.search(text, at, end)
         if candidate is None:
-            return Imitations(tuple(found), end)
+            return Imitations(tuple(found), max(end, found[-1].end if found else 0))
         start = candidate.start()
         if text[start] == "[":
             part, at = _in_bracket(text, candidate.end(), final)
         else:
             part, at = _loose(text, start, final)
         if at < 0:  # more text may change it: settled before it (and its white space)
-            return Imitations(tuple(found), _space_start(text, start))
+            done = found[-1].end if found else 0  # white space a part took stays taken
+            return Imitations(tuple(found), max(done, _space_start(text, start)))
         if part is not None:
             found.append(part)
 
@@ -165,11 +170,21 @@ def _bracket_part(text: str, bar: int, final: bool) -> tuple[Imitation | None, i
     return Imitation(start, limit, "]"), limit
 
 
+def _may_open(text: str, bar: int) -> bool:
+    """Whether the end of ``text`` from the ``|`` at ``bar`` may yet become a loose part's
+    opening: ``|``, ``| o``, ``| answ``, ``| ok `` ..."""
+    start = _LOOSE_START.match(text, bar)
+    if start is None:
+        return False
+    word, space = (start.group(1) or "").lower(), start.group(2)
+    return any(key == word if space else key.startswith(word) for key in ANSWER_KEYS)
+
+
 def _loose(text: str, bar: int, final: bool) -> tuple[Imitation | None, int]:
     """A part that is not in a bracket: ``|`` then ``ok=`` and attributes."""
     opening = _LOOSE.match(text, bar)
     if opening is None:
-        if not final and _LOOSE_START.match(text, bar):
+        if not final and _may_open(text, bar):
             return None, -1  # "|" or "| o" at the end may yet become "| ok="
         return None, bar + 1
     end = bar if _PAIR.match(text, bar) else opening.end()  # "| ok=" with no value yet
@@ -197,4 +212,4 @@ def requests_only(text: str) -> str:
     return "".join(pieces)
 
 
-__all__ = ["Imitation", "Imitations", "imitations", "requests_only"]
+__all__ = ["ANSWER_KEYS", "Imitation", "Imitations", "imitations", "requests_only"]

@@ -2,7 +2,7 @@
 bag (the standard refusals: ``missing-attribute``, ``bad-count``, ``unknown-character``, each
 written once here).
 
-Names and numbers are read as people write them (issue 39, :mod:`engine.rules.names`): a
+Names and numbers are read as people write them (:mod:`engine.rules.names`): a
 ``who=`` that is the first word or the leading words of one party member's name is that
 member, an ``item=`` that is so of one stack of the bag is that stack, and ``count="3
 torches"`` is 3 — each noted on the answer (``read who="Bram" as Bram the Quiet``).
@@ -121,7 +121,7 @@ def several(written: str, names: list[str]) -> str:
 
 
 def read_character(state: State, raw: str | None) -> Reading[int]:
-    """OQ-CHK-5, issue 39: the party member a name names — by name (any case; the player's
+    """OQ-CHK-5, the party member a name names — by name (any case; the player's
     without one), else the one whose first word or leading words it is
     (:func:`engine.rules.names.meant_name`), read so; a name that fits several members, or
     none, is refused ``unknown-character``."""

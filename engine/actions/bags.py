@@ -24,6 +24,7 @@ from ..rules.state import State
 from .answers import Answer, accepted, refused
 from .attrs import COUNT, HELD, RAW, TEXT, WHO, WHO_OR_PARTY
 from .declare import Request, action, attr, request
+from .examples import Party, count_of, example, plain_item
 from .invent import DESCRIPTION, propose
 from .invent import instructions as invent_instructions
 from .placing import add_thing
@@ -90,8 +91,14 @@ ADD_RECORD = {"item": "the ruleset item's reference, or null", "coin": "the coin
               "changes": "a proposal: what the engine changed in the description"}
 
 
-def _teach_add(game: Game) -> list[str]:
-    lines = ['- Add: [inventory: action="add" item="<name>" count="<n>" who="<character>"]']
+def _teach_add(game: Game, party: Party) -> list[str]:
+    thing = plain_item(game)
+    if thing is None:
+        lines = []
+    else:
+        lines = ["- A ruleset item gained, by its name alone: " + example(
+            "inventory", action="add", item=thing.label, count=count_of(thing, 2),
+            who=party.hero)]
     block = game.ruleset.items
     if block is not None and block.carry is not None:  # ITM-CARRY-5..8
         lines.append("  Without who=, what arrives goes to whoever can carry it; what nobody can "
@@ -100,6 +107,14 @@ def _teach_add(game: Game) -> list[str]:
         lines.append("- Only items of this ruleset (or more of something already held) can be "
                      "added.")  # ITM-FREE-5
     return lines + invent_instructions(game)  # ITM-PROP-1..3, ITM-WPN-26
+
+
+def _teach_remove(game: Game, party: Party) -> list[str]:
+    thing = plain_item(game)
+    if thing is None:
+        return []
+    return ["- Lost or used up: " + example(
+        "inventory", action="remove", item=thing.label, who=party.hero)]
 
 
 @action("inventory", "add", Add, teach=_teach_add, record=ADD_RECORD,
@@ -158,8 +173,7 @@ REMOVE_RECORD = {"item": "the ruleset item's reference, or null", "coin": "the c
 
 
 @action("inventory", "remove", Remove, record=REMOVE_RECORD,
-        teach=lambda game: ['- Remove: [inventory: action="remove" item="<name>" count="<n>" '
-                            'who="<character>"]'],
+        teach=_teach_remove,
         reasons=(reasons.NOT_HELD, reasons.NOT_ENOUGH, reasons.CURSED, reasons.TOO_MANY_THINGS))
 def remove(game: Game, state: State, request: Remove, ctx: TurnContext) -> tuple[State, Answer]:
     """``[inventory: action="remove" item=... count=... who=...]``: all of it, or nothing. A

@@ -27,6 +27,7 @@ from ..rules.context import TurnContext
 from ..rules.game import Game
 from ..rules.state import State
 from .answers import Answer, refused
+from .examples import Party
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -45,7 +46,7 @@ class Refusal:
 
 @dataclass(frozen=True, slots=True)
 class Read(Generic[T_co]):
-    """A value a reader read as a person reads what was written, not as it stands (issue 39:
+    """A value a reader read as a person reads what was written, not as it stands (
     ``who="Bram"`` is Bram the Quiet, ``dc="DC 10"`` is 10). The request holds ``value``; the
     answer's notes say ``read who="Bram" as Bram the Quiet`` — ``shown`` is how the value is
     named there, ``written`` what was read so when not the attribute as written."""
@@ -234,7 +235,9 @@ class Needs:
 
 
 Handler = Callable[[Game, State, Any, TurnContext], tuple[State, Answer]]
-Teach = Callable[[Game], Sequence[str]]
+Teach = Callable[[Game, Party], Sequence[str]]
+"""The GM instruction lines of an action: each shows a real tag of this ruleset, filled with the
+party's names (:mod:`engine.actions.examples`)."""
 
 
 @dataclass(frozen=True, slots=True)

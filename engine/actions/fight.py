@@ -16,8 +16,7 @@ from tagparse import Tag
 from ..dice import Stream
 from ..rules import reasons
 from ..rules.abilities import guard_of
-from ..rules.armour import defences_of, foe_defences, typed_damage
-from ..rules.bags import item_of
+from ..rules.armour import defences_of, foe_defences, foe_qualities, typed_damage
 from ..rules.checks.read import CheckRead, Rolled
 from ..rules.context import TurnContext
 from ..rules.fight import (
@@ -46,7 +45,7 @@ from ..rules.game import Game
 from ..rules.names import meant_fighter
 from ..rules.sheet import SheetView
 from ..rules.state import Combatant, Encounter, JournalEntry, Stack, State
-from ..rules.weapons import numbers
+from ..rules.weapons import armed_with, first_worn_weapon, numbers
 from ..ruleset import Formula, Item, Template, combat_kind, parse_formula
 from ..ruleset.combat import Attack
 from ..ruleset.fight import ROLL_HIGH, Combat
@@ -59,6 +58,7 @@ from .answers import Answer, accepted, refused
 from .attrs import FIGHTER, FIGHTERS, NUMERAL, TEXT, WIELDED
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
 from .declare import Read, Reader, Reading, Refusal, Request, action, attr, request
+from .examples import END_LINE, FOE, FOE_COUNT, FOE_NAMES, Party, example, join_line
 from .fight_arms import (
     OFF_HAND,
     PLAIN,
@@ -273,51 +273,45 @@ JOIN_RECORD = {"round": "the encounter's round (0 before the first attack)",
                "events": "start, when this begins the fight (CMB-CARD-1)"}
 
 
-def _teach_combat(game: Game) -> list[str]:
+def _teach_combat(game: Game, party: Party) -> list[str]:
     """DESIGN.md "Prompt": out of a fight the GM learns only how to start one; the lines of a
     fight come with the COMBAT block while one is on (:func:`teach_fight`)."""
     if narrative.fights(game):  # issue 26
-        return narrative.teach_start(game)
+        return narrative.teach_start(game, party)
     if _fighting(game, BY_TURNS) is not None or not _combat(game).templates:
         return []
-    roles = ", ".join(t.role for t in _combat(game).templates)
-    return ['- A fight begins: [combat: op="start" foe="<name>" role="<role>" tier="<1-6>" '
-            f'count="<1-12>"] (roles: {roles}); while it is on, the COMBAT block shows the '
-            "order and how to fight."]
+    roles = [t.role for t in _combat(game).templates]
+    tag = example("combat", op="start", foe=FOE, role=roles[0], tier=str(TIERS[0]),
+                  count=str(FOE_COUNT))
+    return [f"- A fight begins: {tag}: an ordinary animal or common thug is tier {TIERS[0]}, "
+            f"tougher foes up to {TIERS[1]}; roles: {', '.join(roles)}."]
 
 
-def teach_fight(game: Game) -> list[str]:
+def teach_fight(game: Game, party: Party) -> list[str]:
     """DESIGN.md "Prompt": the GM's combat lines, shown under the COMBAT block while a fight
-    is on — attacks both ways, who joins, conditions, the end; the engine rolls everything."""
+    is on — attacks both ways, who joins, the end; the engine rolls everything. (Conditions
+    are taught with the instructions, which a fight keeps.)"""
     if narrative.fights(game):  # issue 26
-        return narrative.teach_fight(game)
+        return narrative.teach_fight(game, party)
     if outcome.fights(game):  # issue 25
-        return outcome.teach_fight(game)
+        return outcome.teach_fight(game, party)
     if _fighting(game) is not None:
         return []
     combat = _combat(game)
-    budgets = ", ".join(f'"{a.id}" ({a.name})' for a in combat.turn_actions)
-    lines = ["How to fight: a reply with an [attack:] is one round, and its attacks land in "
+    budgets = ", ".join(f"{a.id} ({a.name})" for a in combat.turn_actions)
+    lines = ["How to fight: a reply with an attack tag is one round, and its attacks land in "
              "the order above. Write no numbers: the engine rolls every attack and its damage.",
-             '- A hero attacks: [attack: who="<hero>" target="<foe>" with="<worn weapon>" '
-             'action="<budget>" range="near|far"]; with= defaults to the first worn weapon '
-             "(else unarmed), target= to the only foe standing, action= to the weapon's "
-             f"budget (budgets: {budgets}).",
-             '- A foe attacks: [attack: who="<foe>" target="<hero>"] (once a round, unless '
-             "its template gives it more)."]
+             "- A hero attacks: " + example("attack", who=party.hero, target=FOE_NAMES[0])
+             + "; target= may be left out when one foe stands; with= names a worn weapon "
+             "(default: the first worn, else unarmed), action= the turn action it spends "
+             f'({budgets}), range="far" a strike beyond the weapon\'s reach.',
+             "- A foe attacks: " + example("attack", who=FOE_NAMES[-1], target=party.hero)
+             + " (once a round, unless its template gives it more)."]
     if combat.templates:
-        roles = ", ".join(t.role for t in combat.templates)
-        lines.append('- More foes join: [combat: op="join" foe="<name>" role="<role>" '
-                     f'tier="<1-6>" count="<1-12>"] (roles: {roles}); a hero not yet in the '
-                     'fight: [combat: op="join" foe="<hero>"].')
-    if game.ruleset.conditions:
-        known = ", ".join(c.id for c in game.ruleset.conditions)
-        lines.append('- A condition: [combat: op="condition" who="<name>" add="<condition>" '
-                     'rounds="<n>" save="<save>" dc="<n>"] (save= and dc= for one saved '
-                     f'against each turn; remove="<condition>" ends one; conditions: {known}).')
-    lines += teach_use_in_fight(game)  # issue 25: items used in a fight (§13)
-    lines.append('- It ends: [combat: op="end" outcome="victory|defeat|fled|truce"]; felling '
-                 "the last foe ends it in victory by itself.")
+        lines.append(join_line([t.role for t in combat.templates])
+                     + "; a hero not yet in the fight joins with foe= the hero's name.")
+    lines += teach_use_in_fight(game, party)  # issue 25: items used in a fight (§13)
+    lines.append(END_LINE)
     return lines
 
 
@@ -408,7 +402,7 @@ class End(Request):
     """The fight ends, as the story says (DESIGN.md: victory, defeat, fled or truce)."""
 
     outcome: str = attr(TEXT, "victory, defeat, fled or truce",
-                        missing='Say how it ended: outcome="victory|defeat|fled|truce".')
+                        missing='Say how it ended: outcome="fled" (or victory, defeat, truce).')
 
 
 @action("combat", "end", End, reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED,
@@ -449,7 +443,7 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
 
 def _attacker(raw: str | None, game: Game, state: State) -> Reading[str]:
     """``who=``: a hero of the party or a foe in the fight, by name (any case) or by its first
-    words (issue 39, :data:`engine.actions.attrs.FIGHTER`); the player without one (CMB-ATK-7:
+    words (:data:`engine.actions.attrs.FIGHTER`); the player without one (CMB-ATK-7:
     foes roll the same attack check)."""
     read = FIGHTER.read(raw, game, state)
     if isinstance(read, Refusal):
@@ -553,22 +547,14 @@ def _weapon(game: Game, state: State, who: int,
     """DESIGN.md: ``with=`` a worn weapon the attacker has (``unarmed`` or none: unarmed);
     without it the first worn weapon, else unarmed (None)."""
     bag = state.characters[who].bag
-
-    def attack_of(stack: Stack) -> tuple[Stack, Item, Attack] | None:
-        item = item_of(game, state, stack.item)
-        if item is None or item.attack is None:
-            return None
-        return stack, item, item.attack
-
     wanted = (named or "").strip().casefold()
     if not wanted:
-        worn = (attack_of(s) for s in bag if s.equipped)
-        return next((w for w in worn if w is not None), None)
+        return first_worn_weapon(game, state, state.characters[who])
     if wanted == UNARMED:
         return None
     named_stacks = [s for s in bag if s.name.casefold() == wanted]  # a worn one first
     stack = next((s for s in named_stacks if s.equipped), named_stacks[0] if named_stacks else None)
-    armed = attack_of(stack) if stack is not None else None
+    armed = armed_with(game, state, stack) if stack is not None else None
     if armed is None:
         name = state.characters[who].name
         return Refusal(reasons.UNKNOWN_WEAPON,
@@ -620,15 +606,17 @@ def _round(encounter: Encounter, ctx: TurnContext) -> Encounter:
 
 
 def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
-             ctx: TurnContext) -> Refusal | None:
+             ctx: TurnContext, weapon: Attack | None = None) -> Refusal | None:
     """CMB-TURN-9..12/16, OQ-CMB-7 c/d: a turn action allows ``per`` × ``attacks`` attacks a
     round (none without ``attacks``; a hero of several classes has the largest number any
-    one class grants, CMB-TURN-11); one past that is NO TIME and does not happen."""
+    one class grants, CMB-TURN-11), or ``per`` × the ``weapon``'s ``strikes`` where it gives
+    them (ITM-WPN-20); one past that is NO TIME and does not happen."""
     found = next((a for a in _combat(game).turn_actions if a.id == budget), None)
     if found is None:
         return None  # a weapon's budget that is no turn action: not counted (Combat II)
+    strikes = weapon.strikes if weapon is not None else None
     if attacks_left(found, view, ctx.for_tag(0).stream("attack", "budget"), me.spent,
-                    me.granted):  # CMB-TURN-17: and the uses granted this round (issue 25)
+                    me.granted, strikes):  # CMB-TURN-17: and the uses granted this round
         return None
     return Refusal(reasons.NO_TIME, f"NO TIME: {me.name} has no {found.name} attack left this "
                    "round; nothing was done.")
@@ -775,8 +763,11 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
     view = SheetView(game, state.characters[who], state)
     # ITM-OFF-3: a second weapon marked offHand on the combat block's offHand budget
     arming = Arming(mode, is_off_hand(game, state, who, encounter.combatants[me], armed, budget))
-    late = (off_hand_no_time if arming.off_hand else _no_time)(
-        game, view, encounter.combatants[me], budget, ctx)
+    if arming.off_hand:  # ITM-OFF-3: one strike, whatever the main attack buys
+        late = off_hand_no_time(game, view, encounter.combatants[me], budget, ctx)
+    else:
+        late = _no_time(game, view, encounter.combatants[me], budget, ctx,
+                        armed[2] if armed is not None else None)
     if late is None:  # ITM-AMMO-4, ITM-CLIP-4: only while there is enough to shoot
         late = ready(game, state, who, armed, mode)
     if late is not None:
@@ -907,7 +898,8 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         if formula is None:  # unarmed, or a weapon without damage dice: the system's damage
             formula, flat = rule.damage, 0
             kind = kind or rule.damage_type  # CMB-TYPE-1: the system's default type
-        given = attack_reads(rule, view, ctx.for_tag(0).stream(strike_key, "reads")) \
+        given = attack_reads(rule, view, ctx.for_tag(0).stream(strike_key, "reads"),
+                             armed[2].reads if armed is not None else None) \
             if rule.reads else {}  # most rulesets have no reads: no stream for them
         given[ROLL_HIGH] = max(rolled.rolls) if rolled.rolls else 0  # OQ-CMB-5 b
         reader = sheet_reader(view, given)
@@ -1033,7 +1025,8 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
                         other_kinds.hit_damage(game, rolled, result))  # issue 25
         # CMB-TYPE-1, ITM-DEF-4..8: the foe's damage type against what the hero resists
         kind = foe.damage_type
-        dealt, guards = typed_damage(struck.damage, kind, defences_of(game, state, hero))
+        dealt, guards = typed_damage(struck.damage, kind, defences_of(game, state, hero),
+                                     foe_qualities(game, foe))  # ITM-WPN-29
         state, after = hurt(game, state, hero, dealt)
         dice = " + ".join(f"{r} ({'+'.join(map(str, r.faces))})" for r in struck.rolls.rolls)
         record.update({"damage": dealt, "hp": after.hp,

@@ -35,11 +35,12 @@ from ..rules.game import Game
 from ..rules.sheet import SheetView
 from ..rules.state import Combatant, Encounter, FightCondition, State
 from ..ruleset import Formula, parse_formula
-from ..ruleset.abilities import FREE, Ability, is_fight_ability
+from ..ruleset.abilities import FREE, Ability, ability_of
 from .answers import Answer, accepted, refused
 from .attrs import FIGHTERS, TEXT
 from .checks.pipeline import effective_resolution, resolve_request
 from .declare import Refusal, Request, action, attr, request
+from .examples import FOE_NAMES, Party, example
 from .fight import (
     ATTACKER,
     BY_TURNS,
@@ -201,7 +202,8 @@ def _applied(game: Game, state: State, encounter: Encounter, index: int, chosen:
 def _dealt(game: Game, foe: Combatant, damage: int, ability: Ability,
            row: dict[str, Any]) -> int:
     """CMB-ABIL-6, ITM-DEF-4..8: what the foe's typed defences leave of ``damage``."""
-    dealt, guards = typed_damage(damage, ability.damage_type, foe_defences(game, foe))
+    dealt, guards = typed_damage(damage, ability.damage_type, foe_defences(game, foe),
+                                 frozenset(ability.qualities))  # ITM-WPN-29
     if guards:
         row["affectedBy"] = [g.text for g in guards]
     return dealt
@@ -363,19 +365,22 @@ def _save_spell(game: Game, state: State, encounter: Encounter, chosen: Chosen, 
     return encounter, rows, [head, *words], events, shared
 
 
-def _teach(game: Game) -> list[str]:
-    """The GM's line for abilities, where the ruleset's catalogs hold fight abilities."""
+def _teach(game: Game, party: Party) -> list[str]:
+    """The GM's line for abilities, where the ruleset's catalogs hold fight abilities: the
+    first one a hero uses on foes (no reaction)."""
     if _fighting(game) is not None:
         return []
-    from_entries = any(is_fight_ability(e.mechanics) for c in game.ruleset.catalogs
-                       for e in c.entries)
-    lines = foe_teach(game)  # CMB-ABIL-4: the foes' own abilities
-    if not from_entries:
+    lines = foe_teach(game, party)  # CMB-ABIL-4: the foes' own abilities
+    used = next((e for c in game.ruleset.catalogs for e in c.entries
+                 if (ability := ability_of(e.mechanics)) is not None
+                 and not ability.is_reaction), None)
+    if used is None:
         return lines
-    return [*lines, '- A hero uses a sheet ability or spell on foes: [attack: who="<hero>" '
-            'use="<ability>" target="<foe>, <foe>"] (it takes the place of the first attack; '
-            "the engine pays its cost, rolls its attack or each foe's save and its damage); "
-            "one that grants an action (Action Surge) needs no target. Reactions fire by "
+    return [*lines, "- A hero uses a sheet ability or spell on foes: " + example(
+                "attack", who=party.hero, use=used.label, target=FOE_NAMES[0])
+            + " (several targets: a comma list; it takes the place of the first attack; the "
+            "engine pays its cost, rolls its attack or each foe's save and its damage); one "
+            "that grants an action (Action Surge) needs no target. Reactions fire by "
             "themselves from the heroes' standing orders."]
 
 

@@ -13,7 +13,6 @@ from typing import Any
 from ..rules import reasons
 from ..rules.ammo import carried, clip_size, loaded, recover, shoot, shots_per_attack, with_loaded
 from ..rules.armour import foe_defences, typed_damage
-from ..rules.bags import item_of
 from ..rules.checks.read import CheckKind, CheckRead
 from ..rules.context import TurnContext
 from ..rules.fight import attacks_left, strike
@@ -24,7 +23,7 @@ from ..rules.items import read_stat
 from ..rules.saves_against import MAGICAL, save_bonus
 from ..rules.sheet import SheetView
 from ..rules.state import Combatant, Encounter, FightCondition, JournalEntry, Stack, State
-from ..rules.weapons import best, whole
+from ..rules.weapons import armed_with, best, whole
 from ..ruleset import Formula, Item, parse_formula
 from ..ruleset.combat import Attack, Mode, OnHit, Plus
 from ..ruleset.fight import ONE, TurnAction
@@ -82,8 +81,8 @@ def is_off_hand(game: Game, state: State, who: int, striker: Combatant, armed: A
         stack = next((s for s in bag if s.name == name), None)
         if stack is None or stack is armed[0] or name == armed[0].name:
             continue
-        item = item_of(game, state, stack.item)
-        if item is not None and item.attack is not None and item.attack.off_hand:
+        other = armed_with(game, state, stack)  # ITM-FAKE-20: as the weapon it passes for
+        if other is not None and other[2].off_hand:
             return True
     return False
 

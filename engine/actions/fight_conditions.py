@@ -32,6 +32,7 @@ from .answers import Answer, accepted, refused
 from .attrs import FIGHTER, NUMERAL, RAW, TEXT
 from .checks.pipeline import effective_resolution, resolve_request, roll_check
 from .declare import Refusal, Request, action, attr, request
+from .examples import FOE_NAMES, Party, example
 from .fight import BY_TURNS, ROUND_OPS, _fighting, _in_fight
 
 MAX_DC = 999  # dc= is held to 0..999
@@ -141,14 +142,15 @@ def _save_label(game: Game, ident: str) -> str:
     return next((r.label for r in (*sheet.saves, *sheet.abilities) if r.id == ident), ident)
 
 
-def _teach(game: Game) -> list[str]:
+def _teach(game: Game, party: Party) -> list[str]:
     if _fighting(game, BY_TURNS) is not None or not game.ruleset.conditions:
         return []
-    known = ", ".join(c.label for c in game.ruleset.conditions)
-    return ['- A condition in a fight: [combat: op="condition" who="<hero or foe>" '
-            'add="<condition>" rounds="<n>"] (save="<save>" dc="<n>": saved against at the end '
-            'of each round); it ends early with [combat: op="condition" who= remove=].',
-            f"  Conditions: {known}."]
+    known = [c.label for c in game.ruleset.conditions]
+    return ["- A condition in a fight: " + example("combat", op="condition", who=FOE_NAMES[0],
+                                                  add=known[0], rounds="1")
+            + "; save= and dc= instead of rounds= make it a save at the end of each round; "
+            f'remove="{known[0]}" ends it early.',
+            f"  Conditions: {', '.join(known)}."]
 
 
 RECORD = {"who": "who bears it", "added": "the condition applied (its id)",

@@ -23,7 +23,7 @@ from tagparse import Tag
 
 from ..rules import reasons
 from ..rules.abilities import guard_of
-from ..rules.armour import defences_of, typed_damage
+from ..rules.armour import defences_of, foe_qualities, typed_damage
 from ..rules.context import TurnContext
 from ..rules.fight import hero_defence, hero_health, hurt, standing, strike
 from ..rules.fight_conditions import attack_edge, names_of
@@ -36,6 +36,7 @@ from ..ruleset import Formula, parse_formula
 from .answers import Answer, accepted, refused
 from .checks.pipeline import roll_check
 from .declare import Refusal
+from .examples import Party, example
 from .fight import (
     FOE_STRIKE,
     RANGES,
@@ -142,7 +143,8 @@ def _attack_row(game: Game, state: State, encounter: Encounter, me: int, target:
                         result == "critical", health.hp,
                         ctx.for_tag(0).stream(f"{key}/{name.casefold()}", "damage"))
         dealt, guards = typed_damage(struck.damage, use.damage_type,
-                                     defences_of(game, state, hero))
+                                     defences_of(game, state, hero),
+                                     foe_qualities(game, foe, use.id))  # ITM-WPN-29
         row["damageRolls"] = [list(r.faces) for r in struck.rolls.rolls]
         said += f", {_dice(struck)}" + (f" {use.damage_type}" if use.damage_type else "")
         if guards:
@@ -152,12 +154,12 @@ def _attack_row(game: Game, state: State, encounter: Encounter, me: int, target:
 
 
 def _save_row(game: Game, state: State, encounter: Encounter, target: int, use: FoeUse,
-              rolled: int | None, ctx: TurnContext,
-              key: str) -> tuple[State, dict[str, Any], str, int]:
+              rolled: int | None, ctx: TurnContext, key: str,
+              qualities: frozenset[str] = frozenset()) -> tuple[State, dict[str, Any], str, int]:
     """CMB-ABIL-5, OQ-CMB-14: hero ``target`` makes the ability's save against its DC through
     the check pipeline (the save the player rolls); ``rolled`` (rolled once for every target)
     is taken whole on a failure, half (rounded down) on a success, nothing where
-    ``onSuccess`` is ``none`` or ``negates``."""
+    ``onSuccess`` is ``none`` or ``negates``; ``qualities`` go with the damage (ITM-WPN-29)."""
     assert use.save is not None and use.dc is not None
     hero = state.character_index(encounter.combatants[target].name)
     assert hero is not None
@@ -173,7 +175,8 @@ def _save_row(game: Game, state: State, encounter: Encounter, target: int, use: 
     dealt = 0
     if rolled is not None:
         damage = rolled if not saved else (rolled // 2 if use.on_success == "half" else 0)
-        dealt, guards = typed_damage(damage, use.damage_type, defences_of(game, state, hero))
+        dealt, guards = typed_damage(damage, use.damage_type, defences_of(game, state, hero),
+                                     qualities)
         if guards:
             row["affectedBy"] = [g.text for g in guards]
             said += f" ({'; '.join(g.text for g in guards)})"
@@ -208,14 +211,19 @@ def _hurt_hero(game: Game, state: State, encounter: Encounter, target: int, deal
     return state, state.encounter or encounter, said
 
 
-def foe_teach(game: Game) -> list[str]:
-    """The GM's line for the foes' own abilities, where some template has them."""
+def foe_teach(game: Game, party: Party) -> list[str]:
+    """The GM's line for the foes' own abilities, where some template has them: the first
+    such template's foe using its first ability."""
     combat = game.ruleset.combat
-    if combat is None or not any(t.combat.abilities for t in combat.templates):
+    having = [t for t in (combat.templates if combat is not None else []) if t.combat.abilities]
+    if not having:
         return []
-    return ['- A foe uses one of its own abilities (its template lists them) in place of one '
-            'of its attacks: [attack: who="<foe>" use="<ability>" target="<hero>, <hero>"] '
-            "(the engine rolls its attack, or each hero's save, and its damage)."]
+    template, ability = having[0], having[0].combat.abilities[0]
+    targets = ", ".join(n for n in (party.hero, party.other) if n is not None) or None
+    return ["- A foe uses one of its own abilities (its template lists them) in place of one "
+            "of its attacks: " + example("attack", who=template.label or template.role.title(),
+                                         use=ability.label or ability.id, target=targets)
+            + " (the engine rolls its attack, or each hero's save, and its damage)."]
 
 
 def foe_cast(game: Game, state: State, encounter: Encounter, me: int, tag: Tag, named: str,
@@ -284,7 +292,7 @@ def foe_cast(game: Game, state: State, encounter: Encounter, me: int, tag: Tag, 
     for index in targets:
         if use.save is not None:
             state, row, said, dealt = _save_row(game, state, encounter, index, use, rolled,
-                                                ctx, key)
+                                                ctx, key, foe_qualities(game, foe, use.id))
         else:
             state, encounter, row, said, dealt = _attack_row(game, state, encounter, me, index,
                                                              use, distance, ctx, key)

@@ -29,6 +29,7 @@ from ..ruleset.abilities import ability_of
 from .answers import Answer, accepted, refused
 from .attrs import FIGHTER, TEXT
 from .declare import Refusal, Request, action, attr, read_request, request
+from .examples import FOE_NAMES, Party, example
 from .fight import Strike, _budget, _in_fight, _round, _strike, _weapon
 from .fight_arms import PLAIN, ready
 
@@ -75,14 +76,15 @@ def _orders(game: Game, state: State, hero: int) -> list[tuple[str, str, str]]:
     return found
 
 
-def _teach(game: Game) -> list[str]:
+def _teach(game: Game, party: Party) -> list[str]:
     """The GM's line for a foe leaving, where some entry of the ruleset reacts to it."""
     for catalog in game.ruleset.catalogs:
         for entry in catalog.entries:
             ability = ability_of(entry.mechanics)
             if ability is not None and ability.react is not None and ability.react.on == LEAVE:
-                return ['- A foe moves away from the heroes near it: [combat: op="leave" '
-                        'who="<foe>"] (how="disengage" or "teleport" provokes nothing); the '
+                return ["- A foe moves away from the heroes near it: "
+                        + example("combat", op="leave", who=FOE_NAMES[0])
+                        + ' (how="disengage" or how="teleport" provokes nothing); the '
                         "heroes' standing reactions strike it by themselves."]
     return []
 

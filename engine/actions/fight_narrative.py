@@ -44,6 +44,7 @@ from ..rules.narrative import (
     KILL,
     MOMENTUM,
     MULTIPLIERS,
+    PURPOSES,
     RANKS,
     RISK,
     TACTICS,
@@ -80,6 +81,7 @@ from . import fight_narrative_spoils as spoils
 from .answers import Answer, accepted, refused
 from .attrs import FIGHTER, TEXT
 from .declare import Request, action, attr, request
+from .examples import FOE, FOE_COUNT, FOE_NAMES, Party, example
 from .fight_hp0 import lost_if_none_stand, zero_meaning
 
 PARTY, FOES = "party", "foes"
@@ -1150,41 +1152,58 @@ def defend(game: Game, state: State, request: Defend, ctx: TurnContext) -> tuple
 # --- teaching the GM -----------------------------------------------------------------------
 
 
-def teach_start(game: Game) -> list[str]:
-    """DESIGN.md "Prompt": out of a fight, how to start one."""
-    return ['- A fight begins: [combat: op="start" foe="<name>" rank="<D|C|B|A|S|SS|SSS|X|XX>" '
-            'tier="<1-6>" count="<1-12|fitting>"]; while it is on, the COMBAT block shows the '
-            "fighters and how to fight."]
+def teach_start(game: Game, party: Party) -> list[str]:
+    """DESIGN.md "Prompt": out of a fight, how to start one — with a wolf, and how to choose
+    its rank and tier (``rank="<D|C|…>"`` gave S-rank wolves)."""
+    narrative = _narrative(game)
+    combat = game.ruleset.combat
+    roles = [t.role for t in combat.templates] if combat is not None else []
+    lowest = rank_name(RANKS[0], narrative)
+    tag = example("combat", op="start", foe=FOE, role=roles[0] if roles else None,
+                  rank=lowest, tier=str(TIERS[0]), count=str(FOE_COUNT))
+    ranks = ", ".join(rank_name(r, narrative) for r in HERO_RANKS)
+    world = ", ".join(rank_name(r, narrative) for r in RANKS[len(HERO_RANKS):])
+    return [f"- A fight begins: {tag}: an ordinary animal or common thug is rank {lowest}, "
+            f"tier {TIERS[0]}; tougher foes rank higher ({ranks}; {world} for world beings), "
+            f"tiers {TIERS[0]}-{TIERS[1]}" + (f"; roles: {', '.join(roles)}" if roles else "")
+            + '; count="fitting" suits the party.']
 
 
-def _teach_techniques(game: Game) -> str:
+def _techniques(game: Game) -> list[str]:
     """D100-DEF-8: the foes' own techniques, where the templates give any."""
     combat = game.ruleset.combat
     found = {t.label or t.id: None for tpl in (combat.templates if combat else [])
              for t in tpl.techniques}
-    if not found:
-        return ""
-    return (' A foe uses only its own techniques: technique="<' + "|".join(found)
-            + '>" (never invent one).')
+    return list(found)
 
 
-def teach_fight(game: Game) -> list[str]:
-    """D100-ROLE-1..3: the GM grades, the engine rolls — the grades in a few lines."""
-    words = "|".join(effort_ladder(_narrative(game)))
-    return ["How to fight: you grade, the engine rolls a d100 and decides; never write "
-            "numbers or outcomes, and narrate the grade it answers.",
-            '- A hero strikes: [attack: who="<hero>" target="<foe>" tactics="poor|standard|'
-            'good|excellent|perfect" risk="careful|moderate|aggressive|reckless" aim="easy|'
-            'standard|hard|extreme" purpose="kill|subdue|incapacitate|restrained"]; add '
-            f'effort="<{words}>" for a big effect (push="yes" only when the player clearly '
-            'pushes past the limit; pool="mana" for magic); edge="better|superior" when its '
-            'weapon outclasses the target\'s armour, flair="creative|cooperative" for a '
-            "creative or joint move.",
-            '- A foe announces its strike: [attack: who="<foe>" target="<hero>" ...grades]; it '
-            "lands next round after the heroes act, unless the foe is down (describe what is "
-            "coming)." + _teach_techniques(game),
-            '- A hero meets it: [combat: op="defend" who="<hero>" how="dodge|block|parry|'
-            'sidestep|counter"], or how="step-in" for="<ally>"; how="tend" for="<ally>" '
-            "stops a downed ally's bleeding.",
-            '- More foes: [combat: op="join" foe="<name>" rank="<rank>"]; it ends: [combat: '
-            'op="end" outcome="victory|defeat|fled|truce"] (felling the last foe wins).']
+def teach_fight(game: Game, party: Party) -> list[str]:
+    """D100-ROLE-1..3: the GM grades, the engine rolls — the grades in a few lines, each
+    example showing one word of a grade and the others listed beside it."""
+    hero = party.hero
+    efforts = ", ".join(effort_ladder(_narrative(game)))
+    techniques = _techniques(game)
+    announce = example("attack", who=FOE_NAMES[-1], target=hero,
+                       technique=techniques[0] if techniques else None)
+    lines = ["How to fight: you grade each move in words, the engine rolls a d100; never write "
+             "numbers or outcomes, narrate the grade it answers.",
+             "- A hero strikes: " + example("attack", who=hero, target=FOE_NAMES[0], tactics="good",
+                                            risk="moderate")
+             + f". tactics=: {', '.join(TACTICS)}. risk=: {', '.join(RISK)}. Optional: aim= "
+             f"({', '.join(AIM)}), purpose= ({', '.join(PURPOSES)}), effort= for a big effect "
+             f'({efforts}; push="yes" only when the player pushes past the limit, pool="mana" '
+             'for magic), edge= (' + ", ".join(e for e in EDGES if EDGES[e])
+             + ") when the weapon outclasses the target's armour, flair= ("
+             + ", ".join(FLAIRS) + ") for a creative or joint move.",
+             f"- A foe announces its strike: {announce}; it lands next round after the heroes "
+             "act, unless the foe is down (describe what is coming)."
+             + (f" Its techniques, never another: {', '.join(techniques)}." if techniques
+                else ""),
+             "- A hero meets it: " + example("combat", op="defend", who=hero, how="dodge")
+             + f" (how=: {', '.join(HOWS[:HOWS.index('step-in')])}; step-in with for= an ally "
+             "takes the ally's strikes; tend with for= a downed ally stops its bleeding).",
+             "- More foes: " + example("combat", op="join", foe=FOE, rank=rank_name(
+                 RANKS[0], _narrative(game))) + "; it ends: "
+             + example("combat", op="end", outcome="fled")
+             + " (or victory, defeat, truce; felling the last foe wins)."]
+    return lines

@@ -39,6 +39,7 @@ from ..ruleset.fight import EFFECTS, POSITIONS, OutcomeRule
 from ..ruleset.resolution import Outcomes
 from .checks.pipeline import effective_resolution, roll_check
 from .declare import Refusal
+from .examples import END_LINE, FOE_NAMES, Party, example, join_line
 from .fight_hp0 import downed
 
 ACTION = "action"  # what a hero's outcome action spends: one a round
@@ -274,23 +275,21 @@ OUTCOME_RECORD = {
 ``hpMax``, ``rolls``, ``total``, ``events`` …: then the hero's health)."""
 
 
-def teach_fight(game: Game) -> list[str]:
-    """DESIGN.md "Prompt": the GM's lines while an outcome fight is on."""
+def teach_fight(game: Game, party: Party) -> list[str]:
+    """DESIGN.md "Prompt": the GM's lines while an outcome fight is on, each grade shown once
+    in the example and its other words beside it."""
     combat = game.ruleset.combat
     assert combat is not None
-    lines = ["How to fight: a reply with an [attack:] is one round. Write no numbers: the hero "
+    lines = ["How to fight: a reply with an attack tag is one round. Write no numbers: the hero "
              "rolls, and the roll says both what the hero achieves and what comes back.",
-             '- A hero acts: [attack: who="<hero>" target="<foe>" position="'
-             f'{"|".join(POSITIONS)}" effect="{"|".join(EFFECTS)}"] — position: how hard a '
-             "failure comes back; effect: how much a success achieves (the foe's harm "
-             "levels). One action a hero a round. Add with=\"<weapon>\" for a weapon other "
-             "than the first worn one, or use=\"<ability>\" (instead of a weapon) for a "
-             "sheet ability.",
+             "- A hero acts: " + example("attack", who=party.hero, target=FOE_NAMES[0],
+                                         position=POSITIONS[1], effect=EFFECTS[1])
+             + f". position= how hard a failure comes back: {', '.join(POSITIONS)}; effect= "
+             f"how much a success achieves (the foe's harm levels): {', '.join(EFFECTS)}. One "
+             "action a hero a round; with= a weapon other than the first worn one, or use= a "
+             "sheet ability instead of a weapon.",
              "- Foes do not roll: what they do comes back through the hero's roll."]
     if combat.templates:
-        roles = ", ".join(t.role for t in combat.templates)
-        lines.append('- More foes join: [combat: op="join" foe="<name>" role="<role>" '
-                     f'tier="<1-6>" count="<1-12>"] (roles: {roles}).')
-    lines.append('- It ends: [combat: op="end" outcome="victory|defeat|fled|truce"]; felling '
-                 "the last foe ends it in victory by itself.")
+        lines.append(join_line([t.role for t in combat.templates]) + ".")
+    lines.append(END_LINE)
     return lines

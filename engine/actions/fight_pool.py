@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..dice import Stream
-from ..rules.armour import Guard, defences_of, foe_defences, typed_damage
+from ..rules.armour import Guard, defences_of, foe_defences, foe_qualities, typed_damage
 from ..rules.checks.modifiers import sources
 from ..rules.checks.read import CheckRead, Rolled
 from ..rules.context import TurnContext
@@ -449,7 +449,8 @@ def pool_foe_attack(game: Game, state: State, encounter: Encounter, tag: Any, ct
         reduction = hero_reduction(game, state, aim.hero)
         kind = foe.damage_type
         dealt, guards = typed_damage(thrown(record["number"], reduction), kind,
-                                     defences_of(game, state, aim.hero))
+                                     defences_of(game, state, aim.hero),
+                                     foe_qualities(game, foe))  # ITM-WPN-29
         state, after = hurt(game, state, aim.hero, dealt)
         record.update({"damage": dealt, "hp": after.hp})
         text += thrown_line(record["number"], reduction) + _shaped(
@@ -467,7 +468,8 @@ def pool_foe_attack(game: Game, state: State, encounter: Encounter, tag: Any, ct
         damage = pool_damage(successes, faces, threshold, hero_reduction(game, state, aim.hero),
                              0, _double(game))
         kind = foe.damage_type
-        dealt, guards = typed_damage(damage.total, kind, defences_of(game, state, aim.hero))
+        dealt, guards = typed_damage(damage.total, kind, defences_of(game, state, aim.hero),
+                                     foe_qualities(game, foe))  # ITM-WPN-29
         state, after = hurt(game, state, aim.hero, dealt)
         record.update({"damage": dealt, "hp": after.hp, "damageRolls": [list(faces)]})
         text += _dealt_text(damage, threshold, res.die.sides) + _shaped(

@@ -12,16 +12,17 @@ from typing import Any
 
 from ..rules import reasons
 from ..rules.ammo import carried, clip_size, loaded, shoot, with_loaded
-from ..rules.bags import item_of
 from ..rules.context import TurnContext
 from ..rules.fight import largest_per_class, standing
 from ..rules.formula import evaluate, sheet_reader
 from ..rules.game import Game
 from ..rules.sheet import SheetView
 from ..rules.state import Combatant, JournalEntry, State
+from ..rules.weapons import armed_with
 from .answers import Answer, accepted, refused
 from .attrs import FIGHTER, WIELDED
 from .declare import Refusal, Request, action, attr, request
+from .examples import FOE_NAMES, Party, example, item_where
 from .fight import _budget, _cannot_act, _combat, _fighting, _in_fight, _round, _weapon
 from .fight_arms import Armed
 
@@ -49,9 +50,9 @@ def _clipped(game: Game, state: State, who: int, named: str | None) -> Armed | R
         return Refusal(reasons.NO_CLIP, f"{shown} keeps no loaded count (no clip) to reload; "
                        "nothing was done.")
     for stack in state.characters[who].bag:
-        item = item_of(game, state, stack.item) if stack.equipped else None
-        if item is not None and item.attack is not None and item.attack.clip is not None:
-            return stack, item, item.attack
+        armed = armed_with(game, state, stack) if stack.equipped else None  # ITM-FAKE-20
+        if armed is not None and armed[2].clip is not None:
+            return armed
     return Refusal(reasons.NO_CLIP, f"{name} wears no weapon with a clip to reload; nothing "
                    "was done.")
 
@@ -81,23 +82,29 @@ RECORD = {"round": "the encounter's round", "who": "who reloaded", "weapon": "th
           "of": "the clip's size", "usedUp": "stacks of ammunition the reload took to 0"}
 
 
-def _teach(game: Game) -> list[str]:
+def _teach(game: Game, party: Party) -> list[str]:
     """The GM's lines for the weapons this ruleset has: reloading a clip, a weapon's modes,
-    the off-hand strike (only where some weapon has them)."""
+    the off-hand strike (only where some weapon has them), each on the first such weapon."""
     if _fighting(game) is not None:
         return []
-    attacks = [e.item.attack for e in game.items.values() if e.item.attack is not None]
     lines = []
-    if any(a.clip is not None for a in attacks):
-        lines.append('- Reload a weapon with a clip: [combat: op="reload" who="<hero>" '
-                     'with="<weapon>"] (spends the clip\'s reload budget; loads from what the '
-                     "hero carries).")
-    if any(a.modes for a in attacks):
-        lines.append('- A weapon\'s other way of attacking: [attack: ... mode="<mode>"].')
+    clip = item_where(game, lambda c: c.item.attack is not None and c.item.attack.clip is not None)
+    if clip is not None:
+        lines.append("- Reload a weapon with a clip: " + example(
+            "combat", op="reload", who=party.hero, with_=clip.label)
+            + " (spends the clip's reload budget; loads from what the hero carries).")
+    moded = item_where(game, lambda c: c.item.attack is not None and bool(c.item.attack.modes))
+    if moded is not None and moded.item.attack is not None:
+        mode = moded.item.attack.modes[0]
+        lines.append("- A weapon's other way of attacking: " + example(
+            "attack", who=party.hero, target=FOE_NAMES[0], with_=moded.label,
+            mode=mode.label) + ".")
     rule = _combat(game).off_hand
-    if rule is not None and any(a.off_hand for a in attacks):
+    off = item_where(game, lambda c: c.item.attack is not None and c.item.attack.off_hand)
+    if rule is not None and off is not None:
         lines.append("- After a strike with a weapon marked off hand, a second such weapon "
-                     f'strikes once: [attack: ... with="<second weapon>" action="{rule.budget}"].')
+                     "strikes once: " + example("attack", who=party.hero, target=FOE_NAMES[0],
+                                                with_=off.label, action=rule.budget) + ".")
     return lines
 
 

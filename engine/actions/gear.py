@@ -28,6 +28,7 @@ from ..ruleset import Item
 from .answers import Answer, accepted, refused
 from .attrs import COUNT, HELD, TOTAL, WHO, read_character
 from .declare import Needs, Reader, Reading, Refusal, Request, action, attr, request
+from .examples import Party, example, item_where, plain_item
 from .placing import add_thing
 
 
@@ -221,17 +222,26 @@ WORN_RECORD = {"who": "whose item", "item": "the item's name"}
 _WORN_REASONS = (reasons.NOT_HELD, reasons.ALREADY)
 
 
-def _teach_slots(game: Game) -> list[str]:  # ITM-CMD-1, ITM-CMD-3
-    return ['- Equip: [inventory: action="equip" item="<name>" who="<character>"]',
-            '- Unequip: [inventory: action="unequip" item="<name>" who="<character>"]']
+def _teach_slots(game: Game, party: Party) -> list[str]:  # ITM-CMD-1, ITM-CMD-3
+    worn = item_where(game, lambda c: bool(c.item.slots) and c.item.binds is None)
+    if worn is None:  # only invented items take slots
+        return ['- Gear put on or taken up: action="equip" with item= and who=; '
+                'action="unequip" takes it off.']
+    return ["- Gear put on or taken up: " + example(
+        "inventory", action="equip", item=worn.label, who=party.hero)
+        + '; action="unequip" takes it off.']
 
 
-def _teach_binding(game: Game) -> list[str]:  # ITM-CMD-2, ITM-CMD-3
+def _teach_binding(game: Game, party: Party) -> list[str]:  # ITM-CMD-2, ITM-CMD-3
     binding = game.ruleset.items.binding if game.ruleset.items else None
     label = binding.label if binding is not None else "binding"
-    return [f'- Bind ({label}): [inventory: action="bind" item="<name>" who="<character>"]',
-            '- Unbind: [inventory: action="unbind" item="<name>" who="<character>"] '
-            "(this also ends a curse)"]
+    bound = item_where(game, lambda c: c.item.binds is not None)
+    if bound is None:  # only invented items bind
+        return [f'- {label}: action="bind" with item= and who=; action="unbind" ends it, and '
+                "a curse with it."]
+    return [f"- {label}: " + example(
+        "inventory", action="bind", item=bound.label, who=party.hero)
+        + '; action="unbind" ends it, and a curse with it.']
 
 
 equip = action("inventory", "equip", Equip, needs=_slots_needed("equip"), teach=_teach_slots,
@@ -283,9 +293,12 @@ class Set(Request):
 
 
 
-def _teach_give(game: Game) -> list[str]:
-    return ['- Give: [inventory: action="give" item="<name>" count="<n>" who="<giver>" '
-            'to="<taker>"]']
+def _teach_give(game: Game, party: Party) -> list[str]:
+    thing = plain_item(game)
+    if thing is None or party.other is None:  # a party of one has nobody to give to
+        return []
+    return ["- Handed to a companion: " + example(
+        "inventory", action="give", item=thing.label, who=party.hero, to=party.other)]
 
 
 @action("inventory", "give", Give, teach=_teach_give,
@@ -343,9 +356,12 @@ def give(game: Game, state: State, request: Give, ctx: TurnContext) -> tuple[Sta
     return new_state, accepted(tag, text, record)
 
 
-def _teach_set(game: Game) -> list[str]:
-    return ['- Set a count: [inventory: action="set" item="<name>" count="<n>" '
-            'who="<character>"]']
+def _teach_set(game: Game, party: Party) -> list[str]:
+    thing = plain_item(game)
+    if thing is None:
+        return []
+    return ["- An exact count: " + example(
+        "inventory", action="set", item=thing.label, count="3", who=party.hero)]
 
 
 @action("inventory", "set", Set, teach=_teach_set,

@@ -42,6 +42,7 @@ from ..ruleset import Item
 from ..ruleset.items import ItemBlock, Stat
 from .answers import Answer, refused
 from .describe import effect_text, item_line
+from .examples import example, new_name, plain_item
 from .placing import add_thing
 
 # ITM-PROP-3, OQ-16: an add carrying any of these attributes describes a new item.
@@ -717,25 +718,26 @@ def report_text(game: Game, invented: InventedItem, draft: Draft) -> str:
 
 def instructions(game: Game) -> list[str]:
     """The GM's lines on inventing items (ITM-PROP-1..3, ITM-WPN-26), only where the ruleset
-    lets it (ITM-CMD-3): the attributes, this ruleset's words for them, and what is kept."""
+    lets it (ITM-CMD-3): a small example (a category and a line about it, a model
+    copies every attribute an example shows), the other attributes as optional, this ruleset's
+    words for them, and what is kept."""
     block = game.ruleset.items
     if block is None or not block.propose:
         return []
-    lines = ['- Invent an item in this ruleset\'s terms: [inventory: action="add" '
-             'item="<new name>" like="<one of its items>" category="<category>" rarity="<rarity>" '
-             'tags="<tag>, <tag>" stats="<stat>=<value>, ..." slots="<slot>=<n>" '
-             'worn="+1 <skill>; advantage on <skill>" carried="..." summary="<one line>"'
-             + (' binds="yes|cursed|no"' if block.binding is not None else "") + "]",
-             "  Categories: " + ", ".join(c.label for c in block.categories) + "."]
-    if block.rarities:
-        lines.append("  Rarities: " + ", ".join(r.label for r in block.rarities) + ".")
-    if block.tags:
-        lines.append("  Tags: " + ", ".join(t.label for t in block.tags) + ".")
-    shown = [s.label for s in block.stats if s.prompt_visible]  # ITM-BLOCK-11
-    if shown:
-        lines.append("  Stats: " + ", ".join(shown) + ".")
-    if block.slots:
-        lines.append("  Slots: " + ", ".join(s.label for s in block.slots) + ".")
-    lines.append("  Unknown parts are dropped and numbers capped by rarity; the answer says what "
-                 "changed. An item invented like= a weapon also fights like it.")
+    like = plain_item(game)
+    category = next((c.label for c in block.categories
+                     if like is not None and c.id == like.item.category),
+                    block.categories[0].label if block.categories else None)
+    tag = example("inventory", action="add", item=new_name(game), category=category,
+                  summary="A carved flute.")
+    lines = [f"- Invent only what this ruleset lacks: {tag}; like= (works like an "
+             "item), rarity=, tags=, stats=, slots=, worn=, carried="
+             + (", binds=" if block.binding is not None else "") + " are optional."]
+    words = [("Categories", [c.label for c in block.categories]),
+             ("Rarities", [r.label for r in block.rarities]),
+             ("Tags", [t.label for t in block.tags]),
+             ("Stats", [s.label for s in block.stats if s.prompt_visible]),  # ITM-BLOCK-11
+             ("Slots", [s.label for s in block.slots])]
+    lines += [f"  {name}: {', '.join(found)}." for name, found in words if found]
+    lines.append("  An item invented like= a weapon fights like it.")
     return lines

@@ -14,6 +14,8 @@ from . import fight_narrative_spoils
 from .answers import Answer, accepted
 from .attrs import WHO_OR_PARTY
 from .declare import Needs, Reader, Refusal, Request, action, attr, request
+from .examples import Party, example
+from .placing import added_text
 
 
 def _tables(game: Game) -> list[LootTable]:
@@ -48,10 +50,13 @@ class Loot(Request):
                            shown="the party")
 
 
-def _teach_loot(game: Game) -> list[str]:  # ITM-LOOT-19
-    tables = ", ".join(f'"{t.id}" ({t.label})' for t in _tables(game))
-    return ['- Loot: [loot: table="<table>" who="<character>"] (without who=, the party '
-            "shares it out).", f"  Tables: {tables}."]
+def _teach_loot(game: Game, party: Party) -> list[str]:  # ITM-LOOT-19
+    tables = _tables(game)
+    listed = ", ".join(f"{t.id} ({t.label})" for t in tables)
+    one = f'; who="{party.hero}" for one hero' if party.hero is not None else ""
+    return ["- Loot a body or a cache: "
+            + example("loot", table=tables[0].id) + f" (shared out{one}).",
+            f"  Tables: {listed}."]
 
 
 @action("loot", None, Loot, teach=_teach_loot,
@@ -67,14 +72,26 @@ def roll_tag(game: Game, state: State, request: Loot, ctx: TurnContext) -> tuple
     heroes = fight_narrative_spoils.sharers(game, state, ctx) if request.who is None else ()
     if heroes:  # D100-PARTY-10: a narrative victory's coins split, named items to want/pass
         state, record, parts = fight_narrative_spoils.loot(game, state, table, ctx, heroes)
+        text = f"{table.label}: " + ("; ".join(parts) if parts else "nothing dropped") + "."
     else:
         state, record, parts = drop_table(game, state, table, ctx.stream("loot", "draws"),
                                           request.who)
-    text = f"{table.label}: " + ("; ".join(parts) if parts else "nothing dropped") + "."
+        text = f"{table.label}: " + (_as_adds(record) or "nothing dropped.")
     journal = JournalEntry(turn=ctx.turn_label, text=f"Loot ({table.label}): "
                            + ("; ".join(parts) if parts else "nothing"))
     state = state.model_copy(update={"journal": (*state.journal, journal)})
     return state, accepted(tag, text, record)
+
+
+def _as_adds(record: dict[str, object]) -> str:
+    """ITM-LOOT-18: each drop answered as ``[inventory: action="add"]`` answers it — where it
+    went and what stayed behind, in the add's own sentence."""
+    drops = record.get("drops")
+    sentences = []
+    for drop in drops if isinstance(drops, list) else ():
+        placed = [(str(p["who"]), int(p["count"])) for p in drop["to"]]
+        sentences.append(added_text(str(drop["name"]), placed, int(drop["left"])))
+    return " ".join(sentences)
 
 
 def drop_table(game: Game, state: State, table: LootTable, stream: Stream,

@@ -64,6 +64,7 @@ from ..ruleset.market import Market, PriceLevel, Seller
 from .answers import Answer, accepted, refused
 from .attrs import COUNT, HELD, RAW, TEXT, WHO
 from .declare import Needs, Request, action, attr, request
+from .examples import PLACE, Party, count_of, example, plain_item
 from .fakes import notice
 from .money import coin_listing, exchange_text
 
@@ -95,13 +96,20 @@ class PlaceRequest(Request):
     day: str = attr(TEXT, 'day="new" begins a new market day at the same place')
 
 
-def _teach_place(game: Game) -> list[str]:
+def _size(game: Game) -> str | None:
+    """The size an example place has: a middling one (a village among hamlet … city)."""
+    market = market_of(game)
+    places = market.places if market is not None else []
+    return places[(len(places) - 1) // 2].label if places else None
+
+
+def _teach_place(game: Game, party: Party) -> list[str]:
     market = market_of(game)
     if market is None:
         return []
     sizes = ", ".join(p.label for p in market.places)
-    return ['- Place: [place: name="<place>" size="<size>"] whenever the scene moves; leave '
-            "size out for a place without a market (a road, the wilds).",
+    return ["- The scene moves: " + example("place", name=PLACE, size=_size(game))
+            + "; leave size out for a place without a market (a road, the wilds).",
             f"  Sizes, smallest first: {sizes}."]
 
 
@@ -317,12 +325,16 @@ def _noticed_before_paying(game: Game, state: State, tag: Tag, ctx: TurnContext,
     return state.model_copy(update={"place": ledger}), refused(tag, reasons.HELD, text, record)
 
 
-def _teach_buy(game: Game) -> list[str]:
+def _teach_buy(game: Game, party: Party) -> list[str]:
     market = market_of(game)
     assert market is not None
     levels = ", ".join(_times(p) for p in market.prices)
-    return ['- Buy: [inventory: action="buy" item="<name>" count="<n>" level="<level>" '
-            'seller="<seller>" who="<character>"] (level and seller are optional).',
+    thing = plain_item(game)
+    if thing is None:
+        return []
+    return ["- Buying at the market: " + example(
+                "inventory", action="buy", item=thing.label, count=count_of(thing, 2),
+                who=party.hero) + "; level= (a price level) and seller= are optional.",
             f"  Price levels: {levels}. Haggling or a seller's mood changes the level, never "
             "the price."]
 
@@ -421,19 +433,21 @@ def buy(game: Game, state: State, request: Buy, ctx: TurnContext) -> tuple[State
 # Selling (ITM-SELL-1..7, ITM-DAY-13..17)
 
 
-def _teach_sell(game: Game) -> list[str]:
+def _teach_sell(game: Game, party: Party) -> list[str]:
     market = market_of(game)
     assert market is not None
     lines = []
-    if market.buy_back is not None:
-        lines.append('- Sell: [inventory: action="sell" item="<name>" count="<n>" '
-                     'seller="<seller>" who="<character>"].')
+    thing = plain_item(game)
+    if market.buy_back is not None and thing is not None:
+        lines.append("- Selling: " + example("inventory", action="sell", item=thing.label,
+                                                   who=party.hero) + "; seller= is optional.")
     day_matters = (market.buy_back is not None or any(p.purse for p in market.places)
                    or any(s.stock for s in market.sellers)
                    or any(r.limited is not None for r in market.sold))
     if day_matters:
-        lines.append('- A new day at the same place: [place: name="<place>" size="<size>" '
-                     'day="new"]; naming another place ends the market day.')
+        lines.append("- A new day at the same place: "
+                     + example("place", name=PLACE, size=_size(game), day="new")
+                     + "; naming another place ends the market day.")
     return lines
 
 
@@ -686,4 +700,6 @@ def market_instructions(game: Game) -> str:
     without a market (ITM-MKTV-3, ITM-SELL-8)."""
     if market_of(game) is None:
         return ""
-    return "\n".join([*_teach_place(game), *_teach_buy(game), *_teach_sell(game)])
+    party = Party()
+    return "\n".join([*_teach_place(game, party), *_teach_buy(game, party),
+                      *_teach_sell(game, party)])

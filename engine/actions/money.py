@@ -26,6 +26,7 @@ from . import fight_narrative_spoils
 from .answers import Answer, accepted, refused
 from .attrs import WHO, WHO_OR_PARTY
 from .declare import Reader, Refusal, Request, action, attr, request
+from .examples import Party, coin, example
 
 MAX_AMOUNT_DIGITS = 9  # a tag pays or earns at most 999,999,999 coins at once
 _AMOUNT = re.compile(r"\s*(\d+)\s*(.+?)\s*")
@@ -77,12 +78,17 @@ class Earn(Request):
                            shown="the party")
 
 
-def _teach_money(game: Game) -> list[str]:
-    if not game.coins:  # ITM-MONEY-10: only the commands this ruleset answers
+def _teach_money(game: Game, party: Party) -> list[str]:
+    """Issue 39: which way the money moves, said plainly — a model used pay= for money the
+    party received."""
+    unit = coin(game)
+    if unit is None:  # ITM-MONEY-10: only the commands this ruleset answers
         return []
     coins = ", ".join(info.coin.label for info in game.coins.values())
-    return ['- Pay: [inventory: action="pay" amount="<n> <coin>" who="<character>"]',
-            '- Earn: [inventory: action="earn" amount="<n> <coin>" who="<character>"]',
+    return ["- The party gets money (a reward, wages, coins found): " + example(
+                "inventory", action="earn", amount=f"5 {unit}", who=party.hero),
+            "- The party gives money (buying, a bribe, a toll): " + example(
+                "inventory", action="pay", amount=f"2 {unit}", who=party.hero),
             f"  Coins: {coins}."]
 
 

@@ -57,7 +57,13 @@ def weight_text(game: Game, weight: Fraction) -> str:
 def placement_text(state: State, thing_name: str, placements: list[tuple[int, int]],
                    left: int) -> str:
     """The answer's sentence: where the things went, and what stayed behind (ITM-CARRY-7)."""
-    parts = [f"{thing_name} ×{n} to {state.characters[i].name}'s bag" for i, n in placements]
+    return added_text(thing_name, [(state.characters[i].name, n) for i, n in placements], left)
+
+
+def added_text(thing_name: str, placed: list[tuple[str, int]], left: int) -> str:
+    """An add's sentence from who took how many (``placed``, by name) and what stayed behind:
+    ``Added Torch ×2 to Ada's bag.`` (also each drop of a ``[loot:]``, ITM-LOOT-18)."""
+    parts = [f"{thing_name} ×{n} to {who}'s bag" for who, n in placed]
     text = ("Added " + ", ".join(parts) + ".") if parts else ""
     if left:
         behind = (f"{thing_name} ×{left} stays behind: nobody can carry more."

@@ -432,7 +432,7 @@ def acts_in_fight(game: Game, state: State, tag: Tag) -> bool:
     if (tag.get("target") or "").strip():
         return True
     who = read_character(state, (tag.get("who") or "").strip() or None)
-    if isinstance(who, Read):  # issue 39: as the request reads them, the name and the item
+    if isinstance(who, Read):  # as the request reads them, the name and the item
         who = who.value
     if isinstance(who, Refusal):
         return False

@@ -269,6 +269,22 @@ def foe_defences(game: Game, foe: Combatant) -> Typed:
     return _collected(_conditions(game, combat, (c.name for c in foe.conditions)))
 
 
+def foe_qualities(game: Game, foe: Combatant, ability: str | None = None) -> frozenset[str]:
+    """ITM-WPN-29: the item tags a foe's damage carries — its template's ``combat.qualities``
+    for its own attacks, or those of its ability ``ability`` — which an ``except`` naming one
+    lets through (ITM-DEF-8); none for a foe without a template."""
+    combat = game.ruleset.combat
+    if combat is None or foe.role is None:
+        return frozenset()
+    template = next((t for t in combat.templates if t.role == foe.role), None)
+    if template is None:
+        return frozenset()
+    if ability is None:
+        return frozenset(template.combat.qualities)
+    found = next((a for a in template.combat.abilities if a.id == ability), None)
+    return frozenset(found.qualities) if found is not None else frozenset()
+
+
 # --- one strike's damage -----------------------------------------------------------------
 
 def typed_damage(damage: int, damage_type: str | None, defences: Typed,

@@ -6,12 +6,12 @@ hit points, and the attacks a multiclass hero's action allows. No tags and no se
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 from ..dice import Stream
-from ..ruleset import Formula, Template, combat_kind
+from ..ruleset import Formula, Template, ValueRef, combat_kind
 from ..ruleset.fight import AttackRule, TurnAction
 from ..ruleset.formula import (
     Binary,
@@ -191,13 +191,19 @@ def hit_result(total: int, critical: str | None, defence: int) -> str:
 
 
 def attacks_left(action: TurnAction, view: SheetView, stream: Stream,
-                 spent: Sequence[str], granted: Sequence[str] = ()) -> int:
+                 spent: Sequence[str], granted: Sequence[str] = (),
+                 strikes: ValueRef | None = None) -> int:
     """CMB-TURN-9..12/16/17, OQ-CMB-7 c/d: the attacks ``action`` still allows ``view``'s hero
     this round — ``per`` uses, and one more for each of ``granted`` naming it (Action Surge),
     × ``attacks`` each (none without ``attacks``; a multiclass hero's largest per class,
     CMB-TURN-11), less those ``spent`` already took (one entry per attack, by budget id);
-    never below 0."""
+    never below 0. ``strikes`` is the weapon's (ITM-WPN-20, read on the wearer's sheet): where
+    a weapon gives it, it is the attacks one spend buys, in place of the action's ``attacks``
+    (a weapon without it leaves the action's number, so Extra Attack still works with any
+    weapon: docs/items-rules.md, "Decisions")."""
     per, each = attack_counts(action, view, stream)
+    if strikes is not None:
+        each = max(int(view.value(strikes)), 0)
     return max((per + granted.count(action.id)) * each - spent.count(action.id), 0)
 
 
@@ -376,9 +382,13 @@ def largest_per_class(view: SheetView, formula: Formula, stream: Stream) -> int:
     return max(evaluate(formula, _as_class(view, resolve, n), stream).value for n in names)
 
 
-def attack_reads(rule: AttackRule, view: SheetView, stream: Stream) -> dict[str, int | Fraction]:
+def attack_reads(rule: AttackRule, view: SheetView, stream: Stream,
+                 weapon: Mapping[str, Formula] | None = None) -> dict[str, int | Fraction]:
     """CMB-READS-1..5, 7, OQ-CMB-5 d: the values of ``combat.attack.reads``, each computed for
     the attacker (its own sheet, an unarmed hero's too), that the damage formula reads as
-    ``@name``. (A weapon's own reads, CMB-READS-6, are not an item key yet.)"""
+    ``@name``. CMB-READS-6: a name the ``weapon`` gives a value of its own reads that value
+    instead (still for the attacker); the rest read the system's."""
     reader = sheet_reader(view)
-    return {name: evaluate(formula, reader, stream).value for name, formula in rule.reads.items()}
+    own = weapon or {}
+    return {name: evaluate(own.get(name, formula), reader, stream).value
+            for name, formula in rule.reads.items()}

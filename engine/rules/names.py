@@ -1,4 +1,4 @@
-"""Names and numbers as people write them (issue 39): ``who="Bram"`` for the party's only
+"""Names and numbers as people write them: ``who="Bram"`` for the party's only
 Bram, Bram the Quiet; ``item="rope"`` for the bag's Rope ladder; ``dc="DC 10"`` for 10.
 
 **Names.** A *word* is a run of letters and digits, compared ignoring case; spaces and

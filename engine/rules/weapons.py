@@ -11,10 +11,12 @@ from typing import Any
 
 from ..ruleset import Formula, Item, parse_formula
 from ..ruleset.combat import Abilities, Attack, Range, ToHit
+from .bags import item_of
 from .game import Game
 from .gear import slots_in_use
 from .items import read_stat
 from .sheet import SheetView, ability_modifier
+from .state import Character, Stack, State
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,27 @@ class WeaponNumbers:
     """ITM-WPN-27: the item's tags go with every hit (a strike tagged ``silver`` passes a
     ``{"type": ..., "except": ["silver"]}`` resistance, ITM-WPN-28)."""
     two_handed: bool
+
+
+def armed_with(game: Game, state: State, stack: Stack) -> tuple[Stack, Item, Attack] | None:
+    """ITM-WPN-1: (stack, item, attack) of a stack that is a weapon, else None. A fake not yet
+    found out fights as the weapon it passes for — that item's attack, stats and tags
+    (ITM-FAKE-20); found out, it is its true item (ITM-FAKE-16)."""
+    item = item_of(game, state, stack.shows_as or stack.item)
+    if item is None or item.attack is None:
+        return None
+    return stack, item, item.attack
+
+
+def first_worn_weapon(game: Game, state: State,
+                      character: Character) -> tuple[Stack, Item, Attack] | None:
+    """DESIGN.md "Combat": the weapon an attack without ``with=`` is made with — the first
+    worn one (ITM-WPN-2); None: unarmed."""
+    for stack in character.bag:
+        armed = armed_with(game, state, stack) if stack.equipped else None
+        if armed is not None:
+            return armed
+    return None
 
 
 def whole(value: Any) -> int:

@@ -103,6 +103,9 @@ class Ability(RulesetModel):
     amount: Amount | None = None
     """The damage dealt (a critical doubles its dice, CMB-ATK-5)."""
     damage_type: Id | None = None
+    qualities: list[Id] = Field(default_factory=list, max_length=16)
+    """ITM-WPN-29 (v1.101): the item tags its damage carries (``magical``), as a weapon's tags
+    go with its hits: an ``except`` naming one lets it through (ITM-DEF-8)."""
     applies: list[Applied] = Field(default_factory=list, max_length=8)
     target_count: int = Field(default=1, ge=1, le=12)
     """How many foes one use may be aimed at (``target="A, B"``)."""

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from .base import Dice, Id, Label, RulesetModel
 from .fakes import CheckName
+from .formula import FormulaText
 from .values import Threshold, ValueRef
 
 
@@ -148,6 +149,9 @@ class Attack(RulesetModel):
     """ITM-WPN-19: the dice dealt while as much room again is free."""
     strikes: ValueRef | None = None
     """ITM-WPN-20: attacks one spend buys, read from the wearer's sheet."""
+    reads: dict[Id, FormulaText] = Field(default_factory=dict, max_length=16)
+    """CMB-READS-6: the weapon's own values of ``combat.attack.reads``, by name; each takes
+    precedence over the system's value of that name (computed for the wearer)."""
     ammo: Ammo | None = None
     clip: Clip | None = None
     modes: list[Mode] = Field(default_factory=list, max_length=6)

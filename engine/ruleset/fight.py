@@ -120,6 +120,8 @@ class TemplateCombat(RulesetModel):
     damage_type: str | None = None
     """CMB-TYPE-1, OQ-CMB-9: the damage type of the foe's attacks (``damageType``); without
     it, the system default ``combat.attack.damageType``."""
+    qualities: list[Id] = Field(default_factory=list, max_length=16)
+    """ITM-WPN-29: the item tags the damage of the foe's own attacks carries."""
     harm: FormulaText | None = None
     """CMB-OUTC-4, issue 25: in an outcome fight, the foe's harm levels (a minion one or two,
     a boss six or more), read at ``@tier``; an outcome ruleset's templates need it."""

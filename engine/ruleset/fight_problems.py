@@ -53,6 +53,8 @@ def fight_problems(ruleset: Ruleset, value_problems: ValueCheck) -> list[Problem
         problems += _pool(ruleset, combat, value_problems)  # issue 25: pool fights
         problems += foe_problems(ruleset, combat)  # CMB-ABIL-4/5/7, CMB-HP0 (issue 25)
     problems += _item_damage(ruleset)
+    problems += _weapon_reads(ruleset)
+    problems += _qualities(ruleset)
     problems += ability_problems(ruleset)  # CMB-REACT-4, CMB-SUS-1, CMB-ABIL-1..3 (issue 25)
     return problems
 
@@ -379,6 +381,52 @@ def _item_damage(ruleset: Ruleset) -> list[Problem]:
             problems += [Problem(pointer(*at), f'unknown damage type "{word}"')
                          for at, word in typed if word is not None and word not in words]
     return problems
+
+
+def _weapon_reads(ruleset: Ruleset) -> list[Problem]:
+    """CMB-READS-6: a weapon's own reads name values of ``combat.attack.reads`` (the ones
+    whose place they take), and read the wearer's sheet as those do."""
+    problems: list[Problem] = []
+    combat = ruleset.combat
+    system = combat.attack.reads if combat is not None and combat.attack is not None else {}
+    for c_index, catalog in enumerate(ruleset.catalogs):
+        for e_index, entry in enumerate(catalog.entries if catalog.holds == "items" else ()):
+            attack = entry.item.attack if entry.item is not None else None
+            for name, formula in (attack.reads if attack is not None else {}).items():
+                where = ("catalogs", c_index, "entries", e_index, "item", "attack", "reads", name)
+                if name not in system:
+                    known = ", ".join(system) or "none"
+                    problems.append(Problem(pointer(*where), f'"{name}" is not a value of '
+                                            f"combat.attack.reads (it has: {known})"))
+                    continue
+                unknown = next((r for r in references(formula.tree)
+                                if reference_read(ruleset.sheet, r) is None), None)
+                if unknown is not None:
+                    problems.append(Problem(pointer(*where), f'unknown reference "{unknown}"'))
+    return problems
+
+
+def _qualities(ruleset: Ruleset) -> list[Problem]:
+    """ITM-WPN-29, ITM-DEF-11: the ``qualities`` of damage that comes from no item weapon (a
+    spell's ``mechanics``, a template's attacks and its abilities) are item tags."""
+    tags = {t.id for t in ruleset.items.tags} if ruleset.items is not None else set()
+    places: list[tuple[Where, list[str]]] = []
+    for c_index, catalog in enumerate(ruleset.catalogs):
+        for e_index, entry in enumerate(catalog.entries):
+            written = entry.mechanics.get("qualities") if isinstance(entry.mechanics, dict) \
+                else None
+            if isinstance(written, list):
+                places.append((("catalogs", c_index, "entries", e_index, "mechanics",
+                                "qualities"), [str(q) for q in written]))
+    combat = ruleset.combat
+    for t_index, template in enumerate(combat.templates if combat is not None else ()):
+        where: Where = ("combat", "templates", t_index, "combat")
+        places.append(((*where, "qualities"), template.combat.qualities))
+        places += [((*where, "abilities", a_index, "qualities"), ability.qualities)
+                   for a_index, ability in enumerate(template.combat.abilities)]
+    return [Problem(pointer(*at, index), f'unknown tag "{quality}"')
+            for at, written in places for index, quality in enumerate(written)
+            if quality not in tags]
 
 
 def _attack_types(where: Where, attack: Attack) -> list[tuple[Where, str | None]]:

@@ -46,6 +46,8 @@ class FoeAbility(RulesetModel):
     damage: FormulaText | None = None
     damage_type: Id | None = None
     """CMB-TYPE-1: without it the foe's own damage type."""
+    qualities: list[Id] = Field(default_factory=list, max_length=16)
+    """ITM-WPN-29: the item tags its damage carries (a deva's mace: ``magical``)."""
     uses: int | None = Field(default=None, ge=1, le=20)
     """Uses per fight; without it, as often as the foe attacks."""
     targets: int = Field(default=1, ge=1, le=12)

@@ -11,7 +11,8 @@ from pydantic import BaseModel
 
 from .combat import Attack, Charges, Damage, OnHit, Plus, ToHit, Use
 from .effects import Effects
-from .fight import OffHand
+from .fight import OffHand, TemplateCombat
+from .foe_abilities import FoeAbility
 from .items import Carry, Coin, Entry, Item, ItemBlock, RarityCap, Sold
 from .loot import LootRow
 from .market import Market, Place, Seller, SoldRule
@@ -128,6 +129,8 @@ FEATURES: list[tuple[type[BaseModel], str, Callable[[Any], bool], str, str]] = [
     (Damage, "rerollUpTo", _set("reroll_up_to"), "damage.rerollUpTo", "1.98"),
     (Entry, "mechanics", lambda node: isinstance(node.mechanics, dict)
      and "qualities" in node.mechanics, "qualities", "1.101"),
+    (TemplateCombat, "qualities", _set("qualities"), "qualities", "1.101"),  # ITM-WPN-29
+    (FoeAbility, "qualities", _set("qualities"), "qualities", "1.101"),
     (OnHit, "save", _set("save"), "onHit[].save", "1.169"),
     (OnHit, "saveEnds", _set("save_ends"), "onHit[].saveEnds", "1.169"),
     (Attack, "plus", _set("plus"), "plus", "1.169"),

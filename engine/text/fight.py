@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..actions.examples import party_of
 from ..actions.fight import teach_fight
 from ..actions.use import pool_max
 from ..dice import Stream
@@ -19,6 +20,7 @@ from ..rules.game import Game
 from ..rules.sheet import SheetView
 from ..rules.state import Character, Combatant, Encounter, FightCondition, State
 from ..rules.tracks import health_bar, track_max, track_value
+from ..rules.weapons import first_worn_weapon
 from ..ruleset.sheet import Track
 from .fight_narrative import narrative_block
 from .fight_outcome import outcome_block
@@ -41,7 +43,7 @@ def combat_block(game: Game, state: State, teach: bool = True) -> str:
              f"{encounter.round + 1})", "Order, highest initiative first:"]
     for place, combatant in enumerate(encounter.combatants, 1):
         lines.append(f"{place}. " + combatant_line(game, state, encounter, combatant, stream))
-    return "\n".join([*lines, *(teach_fight(game) if teach else [])])
+    return "\n".join([*lines, *(teach_fight(game, party_of(state)) if teach else [])])
 
 
 def combatant_line(game: Game, state: State, encounter: Encounter, combatant: Combatant,
@@ -143,8 +145,14 @@ def _budget_text(game: Game, view: SheetView, stream: Stream) -> str:
     shown last was spent in the round before it, so nothing is spent yet."""
     combat = game.ruleset.combat
     assert combat is not None
-    counts = [(action.name, attacks_left(action, view, stream, ()))
-              for action in combat.turn_actions]
+    weapon = None  # ITM-WPN-20: the strikes of the weapon an attack is made with by default
+    if view.character is not None and view.state is not None:
+        armed = first_worn_weapon(game, view.state, view.character)
+        weapon = armed[2] if armed is not None else None
+    counts = [(action.name, attacks_left(
+        action, view, stream, (),
+        strikes=weapon.strikes if weapon is not None and weapon.budget == action.id else None))
+        for action in combat.turn_actions]
     shown = [f"{count} ({name})" for name, count in counts if count]
     return "attacks: " + ", ".join(shown) if shown else "no attacks"
 

@@ -5,6 +5,7 @@ from each hero's side (D100-RANK-6), each hero's fatigue, the strikes the foes a
 
 from __future__ import annotations
 
+from ..actions.examples import party_of
 from ..actions.fight_narrative import FOES, PARTY, pool_now, teach_fight
 from ..rules.fight import hero_health, standing
 from ..rules.game import Game
@@ -45,7 +46,7 @@ def narrative_block(game: Game, state: State, teach: bool = True) -> str:
     if this_round:
         lines.append(f"Defences of round {encounter.round}: " + "; ".join(
             f"{d.who} {d.how}" + (f" for {d.shields}" if d.shields else "") for d in this_round))
-    return "\n".join([*lines, *(teach_fight(game) if teach else [])])
+    return "\n".join([*lines, *(teach_fight(game, party_of(state)) if teach else [])])
 
 
 def _power(combatant: Combatant) -> int:

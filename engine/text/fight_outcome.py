@@ -4,6 +4,7 @@ health and conditions — then the lines the GM is taught (position and effect).
 
 from __future__ import annotations
 
+from ..actions.examples import party_of
 from ..actions.fight_outcome import teach_fight
 from ..rules.fight import hero_health
 from ..rules.game import Game
@@ -21,7 +22,7 @@ def outcome_block(game: Game, state: State, teach: bool = True) -> str:
              f"{encounter.round + 1})", "Order:"]
     for place, combatant in enumerate(encounter.combatants, 1):
         lines.append(f"{place}. " + _line(game, state, combatant))
-    return "\n".join([*lines, *(teach_fight(game) if teach else [])])
+    return "\n".join([*lines, *(teach_fight(game, party_of(state)) if teach else [])])
 
 
 def _line(game: Game, state: State, combatant: Combatant) -> str:

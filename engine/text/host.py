@@ -82,6 +82,7 @@ class StackDetails(HostModel):
     toggle: str | None = None
     on: bool = False
     charges: str | None = None
+    restriction: str | None = None  # ITM-ENTRY-16: who may bind it, in words (not enforced)
     does: tuple[str, ...] = ()
     attack: str | None = None
     changes: tuple[str, ...] = ()
@@ -258,7 +259,8 @@ def describe_stack(game: Game, state: State, who: str | None,
                    stack_index: int) -> StackDetails | None:
     """The selected-stack panel (ITM-SHOW-1..7): labels, every stat the item gives (its own
     value, else the stat's default, OQ-3; ``promptVisible: false`` stats too — they are kept
-    from the GM, not the player), summary, stack size, cost, what it does, charges left, and
+    from the GM, not the player), summary, stack size, cost, what it does, charges left, who
+    may bind it (``binds.restriction``, ITM-ENTRY-16), and
     for an invented item every change made to the proposal (ITM-PROP-19). A fake shows as the
     item it passes for (ITM-FAKE-9). None for a character or position that is not there."""
     index = state.character_index(who)
@@ -292,6 +294,7 @@ def describe_stack(game: Game, state: State, who: str | None,
         "stack": stack_limit(item), "cost": _cost(game, item),
         "toggle": item.toggle.label if item.toggle is not None else None,
         "charges": charges_text(truth, stack), "does": does(game, item),
+        "restriction": item.binds.restriction if item.binds is not None else None,
         "attack": attack_line(game, item),
         "changes": invented.changes if invented is not None else ()})
 

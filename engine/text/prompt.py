@@ -3,11 +3,13 @@ ruleset has, and the state blocks (INVENTORY, ...) read from the state at that m
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..actions import use
 from ..actions.answers import Answer
 from ..actions.describe import attack_line, charges_text, effect_text, item_line, use_text
+from ..actions.examples import Party, party_of
 from ..actions.fight import teach_fight
 from ..actions.market import market_block
 from ..actions.money import cost_text, purse_line
@@ -25,27 +27,51 @@ from ..ruleset import Item
 from .fight import combat_block
 
 # Said when the stage answers each tag as the model finishes it (issue 27, the game option
-# "resolve": "mid-reply"): the answer is written into the tag before the reply goes on.
+# "resolve": "mid-reply"). Kept generic: how the stage shows an answer to the model may change.
 MID_REPLY_LINE = (
-    "Each tag is answered the moment you close it: the engine's answer appears right after it, "
-    'inside the tag (| ok="..." text="..."). Continue the reply from that answer and narrate '
-    "what it says, never the result you expected. Write a [place:] as the first tag of a reply.")
+    "Each tag is answered the moment you close its bracket: go on with the story from the "
+    "result gmtags wrote into it and narrate what it says, never the result you expected. "
+    "Write a place tag only as the first tag of a reply.")
+
+# Issue 39: what a small model got wrong with instructions written for strong ones.
+OPENING = ("You are the game master. Narrate in prose; when something in the game changes, "
+           "put a tag in the story: gmtags answers it with the rules and dice.")
+NARRATE_LINE = ("- Write a sentence or two of story around every tag, never tags alone; no tag "
+                "when nothing changes.")
+# Never the answer part's syntax: a small model copies what it is shown, even as a warning.
+ANSWER_LINE = ("- Write each tag in square brackets exactly as the examples show and nothing "
+               "more: gmtags writes the result into the tag itself.")
 
 
-def instructions(game: Game, mid_reply: bool = False) -> str:
-    """The GM instructions: the line each declared action teaches, only for the commands this
-    ruleset answers (ITM-CMD-3, ITM-MONEY-10); with ``mid_reply``, that each tag's answer
-    appears right after it (:data:`MID_REPLY_LINE`)."""
-    lines = [
-        "You are the game master. When the party's possessions change, write a tag in your "
-        "reply; gmtags answers it with the rules and the dice. Never invent results.",
-    ]
+def instructions(game: Game, mid_reply: bool = False, party: Party | None = None) -> str:
+    """The GM instructions: how to write tags, then the line each declared action teaches, only
+    for the commands this ruleset answers (ITM-CMD-3, ITM-MONEY-10), each with an example tag
+    filled from the ruleset and ``party``'s names (:func:`~engine.actions.examples.party_of`);
+    with ``mid_reply``, that each tag's answer appears right after it
+    (:data:`MID_REPLY_LINE`). Names and ruleset only, never a bag: the text stays the same
+    from turn to turn."""
+    party = party if party is not None else Party()
+    lines = [OPENING, NARRATE_LINE, ANSWER_LINE]
     if mid_reply:
         lines.append(MID_REPLY_LINE)
     for declared in ACTIONS.values():
         if declared.teach is not None and (declared.needs is None or declared.needs.test(game)):
-            lines += declared.teach(game)
+            lines += declared.teach(game, party)
     return "\n".join(lines)
+
+
+_FIRST_TAG = re.compile(r"\[(?:inventory|loot|skill_check): [^\]\n]*\]")
+
+
+def reply_reminder(game: Game, state: State) -> str:
+    """The last line before the player's message, where a small model looks most: what a
+    reply is, with one example tag of the instructions — so that it writes story and tags,
+    not a copy of the state blocks above it. Names and ruleset only, like the instructions."""
+    found = _FIRST_TAG.search(instructions(game, False, party_of(state)))
+    example = f", e.g. {found.group()}" if found else ""
+    return ("Now reply to the player: a few sentences of story, and for each thing in the game "
+            f"that changes one tag in square brackets as the instructions show{example}. "
+            "Never repeat these blocks.")
 
 
 def stack_line(game: Game, state: State, stack: Stack) -> str:
@@ -254,8 +280,9 @@ def state_context(game: Game, state: State, lines_of: StackLines | None = None,
     market and, in a fight, COMBAT (:func:`~engine.text.fight.combat_block`, with the combat
     lines of the instructions), separated by blank lines (``lines_of``: remembered stack
     lines to reuse, see :class:`StackLines`; ``mid_reply``: see :func:`instructions`)."""
-    blocks = [instructions(game, mid_reply), inventory_block(game, state, lines_of),
-              sheet_block(game, state), market_block(game, state), combat_block(game, state)]
+    blocks = [instructions(game, mid_reply, party_of(state)),
+              inventory_block(game, state, lines_of), sheet_block(game, state),
+              market_block(game, state), combat_block(game, state)]
     return "\n\n".join(block for block in blocks if block)
 
 
@@ -263,9 +290,10 @@ def front_context(game: Game, state: State, mid_reply: bool = False) -> str:
     """The part of the GM section that changes rarely: the instructions and, while a fight is
     on, how to fight (:func:`~engine.actions.fight.teach_fight`). Between a fight's start and
     its end it reads the same on every turn, so a model server can keep the prompt up to it."""
-    lines = [instructions(game, mid_reply)]
+    party = party_of(state)
+    lines = [instructions(game, mid_reply, party)]
     if state.encounter is not None:
-        lines += teach_fight(game)
+        lines += teach_fight(game, party)
     return "\n".join(lines)
 
 

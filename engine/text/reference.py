@@ -28,7 +28,7 @@ EVERY_EVENT = (reasons.MALFORMED, reasons.UNSUPPORTED)
 
 # Issue 39: how names and numbers are read, by the reader kind the tables' "reads" column names.
 READING = [
-    "Names and numbers are read as people write them (issue 39). Each reading below is named "
+    "Names and numbers are read as people write them. Each reading below is named "
     'in the answer\'s notes, e.g. `read who="Bram" as Bram the Quiet`, `read dc="DC 10" as '
     "10`.",
     "",

@@ -36,6 +36,7 @@ from engine import Answer, Game, PartyError, RulesetError, State
 from engine.text.prompt import (
     StackLines,
     front_context,
+    reply_reminder,
     state_context,
     turn_context,
     with_last_answers,
@@ -131,23 +132,14 @@ class GmSection:
         self.lines = StackLines(self.LINES)
         self._texts: OrderedDict[int, tuple[State, str]] = OrderedDict()
         self._turns: OrderedDict[int, tuple[State, str]] = OrderedDict()
-        self._fronts: dict[bool, str] = {}  # in a fight or not: the front part depends on no more
+        # in a fight or not: the front part and the reminder depend on no more
+        self._fronts: dict[bool, tuple[str, str]] = {}
         self._lock = threading.Lock()
 
     def __call__(self, state: State, last_answers: Sequence[Answer]) -> str:
-        with self._lock:
-            found = self._texts.get(id(state))
-            if found is not None and found[0] is state:
-                self._texts.move_to_end(id(state))
-        if found is not None and found[0] is state:
-            state_text = found[1]
-        else:
-            state_text = state_context(self.game, state, self.lines, self.mid_reply)
-            with self._lock:
-                self._texts[id(state)] = (state, state_text)
-                self._texts.move_to_end(id(state))
-                while len(self._texts) > self.states:
-                    self._texts.popitem(last=False)
+        """The whole section, one message (``"stateDepth": null``)."""
+        state_text = self._remembered(self._texts, state, lambda: state_context(
+            self.game, state, self.lines, self.mid_reply))
         return "\n".join([SECTION_BEGIN, with_last_answers(state_text, last_answers),
                           SECTION_END])
 
@@ -155,26 +147,32 @@ class GmSection:
         """The section in two (:mod:`replay.stage.layout`): what changes rarely, for the front
         of the prompt, and what changes each turn, for near its end."""
         fighting = state.encounter is not None
-        front = self._fronts.get(fighting)
-        if front is None:
-            front = "\n".join([FRONT_BEGIN, front_context(self.game, state, self.mid_reply),
-                               SECTION_END])
-            self._fronts[fighting] = front
-        with self._lock:
-            found = self._turns.get(id(state))
-            if found is not None and found[0] is state:
-                self._turns.move_to_end(id(state))
-        if found is not None and found[0] is state:
-            turn_text = found[1]
-        else:
-            turn_text = turn_context(self.game, state, self.lines)
-            with self._lock:
-                self._turns[id(state)] = (state, turn_text)
-                self._turns.move_to_end(id(state))
-                while len(self._turns) > self.states:
-                    self._turns.popitem(last=False)
+        found = self._fronts.get(fighting)
+        if found is None:
+            found = ("\n".join([FRONT_BEGIN, front_context(self.game, state, self.mid_reply),
+                                SECTION_END]), reply_reminder(self.game, state))
+            self._fronts[fighting] = found
+        front, reminder = found
+        turn_text = self._remembered(self._turns, state, lambda: turn_context(
+            self.game, state, self.lines))
         return front, "\n".join([SECTION_BEGIN, with_last_answers(turn_text, last_answers),
-                                 SECTION_END])
+                                 reminder, SECTION_END])
+
+    def _remembered(self, texts: OrderedDict[int, tuple[State, str]], state: State,
+                    write: Callable[[], str]) -> str:
+        """``state``'s text in ``texts`` (the very state object), else ``write()``, kept."""
+        with self._lock:
+            found = texts.get(id(state))
+            if found is not None and found[0] is state:
+                texts.move_to_end(id(state))
+                return found[1]
+        text = write()
+        with self._lock:
+            texts[id(state)] = (state, text)
+            texts.move_to_end(id(state))
+            while len(texts) > self.states:
+                texts.popitem(last=False)
+        return text
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""CORS for the SillyTavern panel (``sillytavern/gmtags/``): a page of another origin may
+"""CORS for the SillyTavern panel (``sillytavern-extension/gmtags/``): a page of another origin may
 read ``/healthz`` and post to ``/games/<game>/v1/state``, and nothing else.
 
 Starlette's CORSMiddleware on those paths only: never on chat completions, whose answers a

@@ -1,5 +1,5 @@
 """``POST /games/<game>/v1/state``: the game as the player sees it, for the SillyTavern panel
-(``sillytavern/gmtags/``; README "See the game in SillyTavern").
+(``sillytavern-extension/gmtags/``; README "See the game in SillyTavern").
 
 The body is SillyTavern's chat as its page holds it, ``{"chat": getContext().chat}`` (each
 message's ``name``, ``is_user``, ``is_system``, ``mes``, ``swipe_id``, ``swipes`` and

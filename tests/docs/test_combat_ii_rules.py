@@ -1,12 +1,12 @@
 """docs/combat-ii-rules.md: every rule ID of Combat II's scope (issue 25: spec/combat.md A.4,
 A.8, A.9, A.11, A.12 and CMB-TURN-17; spec/items.md §10, §11, §12.3, §13 and ITM-WPN-11) has
-a row, and every row marked tested names test files that really mention the ID — the checks of
-tests/docs/test_combat_iii_rules.py, on this doc."""
+a row, and every row marked tested names test files that cite the ID — the checks of
+tests/docs/rule_tables.py, on this doc."""
 
 from __future__ import annotations
 
 from helpers import ROOT
-from test_combat_iii_rules import (
+from rule_tables import (
     check_owners_and_statuses,
     check_reasons,
     check_tested_files,

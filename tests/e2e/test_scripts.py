@@ -173,7 +173,7 @@ def test_st_extension_branch_holds_the_extension_at_its_root(tmp_path):
     head = subprocess.run(["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True,
                           text=True, check=True).stdout.strip()
     shipped = subprocess.run(["git", "-C", str(clone), "ls-tree", "--name-only",
-                              f"{head}:sillytavern/gmtags"], capture_output=True, text=True,
+                              f"{head}:sillytavern-extension/gmtags"], capture_output=True, text=True,
                              check=True).stdout.split()
     result = subprocess.run([str(clone / "scripts" / "st-extension-branch")], cwd=clone,
                             capture_output=True, text=True, timeout=300, check=False)

@@ -1,4 +1,4 @@
-"""The SillyTavern extension (``sillytavern/gmtags/``) in headless Chromium, on a stand-in
+"""The SillyTavern extension (``sillytavern-extension/gmtags/``) in headless Chromium, on a stand-in
 SillyTavern page, against a real ``gmtags serve`` on another loopback port (issue 41).
 
 The extension is installed by ``gmtags sillytavern install`` and loaded unchanged, by the URL

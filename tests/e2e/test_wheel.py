@@ -73,5 +73,5 @@ def test_wheel_installs_and_runs_from_another_directory(tmp_path):
                                timeout=120, check=False)
     assert installed.returncode == 0, installed.stderr
     copied = st_dir / "data" / "default-user" / "extensions" / "gmtags"
-    for shipped in (ROOT / "sillytavern" / "gmtags").iterdir():
+    for shipped in (ROOT / "sillytavern-extension" / "gmtags").iterdir():
         assert (copied / shipped.name).read_bytes() == shipped.read_bytes(), shipped.name

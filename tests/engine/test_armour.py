@@ -99,7 +99,8 @@ def guarded(bag: list[dict], **character) -> State:
 
 def test_itm_arm_3_6_7_worn_modifiers_change_the_defence_named_after_the_item() -> None:
     """10 + Dex 2 from the formula; the worn ring +1 (named after its stack, ITM-ARM-6); the
-    heavy ring's unmet Strength 18 costs 2 (ITM-ARM-7); carried, neither counts."""
+    heavy ring's unmet Strength 18 costs 2 (ITM-ARM-7, the fight half of ITM-REQ-6); carried,
+    neither counts."""
     assert defence_parts(GAME, guarded([]), 0) == (12, ())
     assert defence_parts(GAME, guarded([{"item": "arms/ward-ring"}]), 0) == (
         13, (("Ward ring", 1),))
@@ -214,3 +215,111 @@ def test_itm_wpn_27_28_a_foes_resistance_and_what_gets_through() -> None:
     assert record["damage"] == rolled // 2
     assert record["affectedBy"] == ["resists slashing except magical (Stoneskin)"]
     assert record["hp"] == record["hpMax"] - rolled // 2
+
+
+# --- ITM-WPN-29: damage from no item weapon carries its qualities -----------------------------
+
+def _qualities_game(qualities: list[str], api: str | None = None):
+    """GUARD with a deva whose own attacks and whose mace (a creature action) deal 10
+    slashing carrying ``qualities``, a stone amulet whose wearer resists slashing except
+    magical, and a spell, Arcane Blade, dealing 10 slashing with the same ``qualities``."""
+    document = copy.deepcopy(GUARD)
+    if api is not None:
+        document["capabilityApi"] = api
+    written = {"qualities": qualities} if qualities else {}
+    strike = {"damage": "10", "damageType": "slashing", **written}
+    document["combat"]["templates"].append({"role": "deva", "tracks": {"hp": "1000"}, "combat": {
+        "defence": "1", "attack": "40", **strike,
+        "abilities": [{"id": "mace", "label": "Mace", "toHit": "40", **strike}]}})
+    document["catalogs"][0]["entries"].append({"id": "stone-amulet", "label": "Stone amulet",
+                                               "item": {"category": "gear",
+                                                        "slots": {"finger": 1},
+                                                        "worn": {"resist": [{
+                                                            "type": "slashing",
+                                                            "except": ["magical"]}]}}})
+    document["catalogs"].append({"id": "spells", "label": "Spells", "holds": "spells",
+                                 "entries": [{"id": "arcane-blade", "label": "Arcane Blade",
+                                              "mechanics": {"kind": "Spell", "attackRoll": True,
+                                                            "toHit": "40",
+                                                            "amount": {"flat": 10},
+                                                            "damageType": "slashing",
+                                                            **written}}]})
+    return document
+
+
+def _hits(game, state, text: str) -> list[dict]:
+    """The records of ``text``'s hits over fixed turns (a natural 1 still misses)."""
+    records = []
+    for turn in range(8):
+        _, answers = answer(game, state, text, (1, turn))
+        assert answers[0].ok, answers[0].text
+        record = answers[0].record
+        rows = record.get("targets", [record])
+        records += [row for row in rows if row.get("result", "hit") != "miss"]
+    assert records
+    return records
+
+
+@pytest.mark.parametrize(("qualities", "damage", "affected"), [
+    pytest.param(["magical"], 10, None, id="magical-gets-through"),
+    pytest.param([], 5, ["resists slashing except magical (Stone amulet)"], id="plain-halved"),
+])
+@pytest.mark.parametrize("text", ['[attack: who="Deva" target="Hero"]',
+                                  '[attack: who="Deva" use="mace" target="Hero"]'])
+def test_itm_wpn_29_a_creatures_attack_carries_its_qualities(qualities, damage, affected,
+                                                             text) -> None:
+    """ITM-WPN-29/30: a creature's own attack and its action (the deva's mace) name what their
+    damage carries with ``qualities``; the hero's amulet resists slashing except magical
+    (ITM-DEF-8/10), so magical damage is taken in full and the rest halved."""
+    game = load_ruleset(_qualities_game(qualities))
+    hero = start_state(game, {"seed": "guard", "characters": [
+        {"name": "Hero", "abilities": {"str": 16, "dex": 14},
+         "bag": [{"item": "arms/stone-amulet", "count": 1, "equipped": True}]}]})
+    fight, answers = answer(game, hero, '[combat: op="start" foe="Deva" role="deva"]')
+    assert answers[0].ok
+    for record in _hits(game, fight, text):
+        assert record["damage"] == damage and record.get("affectedBy") == affected
+
+
+@pytest.mark.parametrize(("qualities", "damage"), [(["magical"], 10), ([], 5)])
+def test_itm_wpn_29_a_spells_qualities_pass_a_foes_except(qualities, damage) -> None:
+    """ITM-WPN-29: a spell's ``mechanics`` name its ``qualities``; the golem under stoneskin
+    resists slashing except magical, so a magical Arcane Blade deals its 10 in full."""
+    game = load_ruleset(_qualities_game(qualities))
+    hero = start_state(game, {"seed": "guard", "characters": [
+        {"name": "Hero", "abilities": {"str": 16, "dex": 14}, "entries": ["spells/arcane-blade"]}]})
+    fight, answers = answer(game, hero, '[combat: op="start" foe="Golem" role="standard" '
+                                        'tier="6"] [combat: op="condition" who="Golem" '
+                                        'add="stoneskin"]')
+    assert all(a.ok for a in answers), answers
+    for record in _hits(game, fight, '[attack: who="Hero" use="Arcane Blade" target="Golem"]'):
+        assert record["damage"] == damage
+
+
+@pytest.mark.parametrize(("where", "pointer"), [
+    (("combat", "templates", 2, "combat", "qualities"), "/combat/templates/2/combat/qualities/0"),
+    (("combat", "templates", 2, "combat", "abilities", 0, "qualities"),
+     "/combat/templates/2/combat/abilities/0/qualities/0"),
+    (("catalogs", 2, "entries", 0, "mechanics", "qualities"),
+     "/catalogs/2/entries/0/mechanics/qualities/0"),
+])
+def test_itm_wpn_29_itm_def_11_qualities_are_item_tags(where, pointer) -> None:
+    """ITM-WPN-29, ITM-DEF-11: a quality is one of ``items.tags``, refused with its pointer."""
+    from helpers import problems_of, put
+    document = _qualities_game(["magical"])
+    assert f'{pointer}: unknown tag "holy"' in problems_of(document, put(where, ["holy"]))
+
+
+@pytest.mark.parametrize(("where", "pointer"), [
+    (("combat", "templates", 2, "combat", "qualities"), "/combat/templates/2/combat/qualities"),
+    (("combat", "templates", 2, "combat", "abilities", 0, "qualities"),
+     "/combat/templates/2/combat/abilities/0/qualities"),
+    (("catalogs", 2, "entries", 0, "mechanics", "qualities"), "/catalogs/2/entries/0/mechanics"),
+])
+def test_itm_wpn_29_qualities_need_1_101(where, pointer) -> None:
+    """ITM-WPN-29 [v1.101] with ITM-GEN-3: ``qualities`` needs capabilityApi 1.101, wherever
+    it is first written."""
+    from helpers import problems_of, put
+    found = problems_of(_qualities_game([], api="1.100"), put(where, ["magical"]))
+    assert found == [f"{pointer}: qualities needs capabilityApi 1.101 or later (the ruleset "
+                     "declares 1.100)"]

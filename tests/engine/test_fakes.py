@@ -79,7 +79,7 @@ def with_poison(state: State, name: str, game: Game, count: int = 1) -> State:
 # --- §19.1 risky, §19.3 honest: false (ITM-RISK-*, ITM-FAKE-5..8) ------------------------------
 
 
-def test_itm_risk_2_3_honest_sellers_warn_dishonest_say_nothing(game: Game, party: State) -> None:
+def test_itm_risk_1_2_3_honest_sellers_warn_dishonest_say_nothing(game: Game, party: State) -> None:
     state = party.model_copy(update={"place": Place(name="Westhaven", size="town")})
     block = market_block(game, state)
     dealer = next(line for line in block.splitlines()[block.splitlines().index(
@@ -113,7 +113,7 @@ def test_itm_fake_5_never_a_ware_nor_in_an_honest_stock(game: Game, party: State
             assert all(w.item.passes_for is None for w, _ in wares), seller.id
 
 
-def test_itm_fake_7_the_fake_is_offered_as_what_it_passes_for(game: Game, party: State) -> None:
+def test_itm_fake_2_7_the_fake_is_offered_as_what_it_passes_for(game: Game, party: State) -> None:
     state = day_where(game, party, only_poison)
     stock = next(x for x in market_block(game, state).splitlines()
                  if "Today's stock" in x and "FAKE" in x)
@@ -289,7 +289,7 @@ def test_itm_insp_9_nothing_to_check_spends_nothing(game: Game, party: State) ->
         assert new is party
 
 
-def test_itm_insp_3_4_7_8_one_try_per_character(game: Game, party: State) -> None:
+def test_itm_insp_1_3_4_7_8_itm_tell_1_one_try_per_character(game: Game, party: State) -> None:
     state = with_poison(party, "Brannoc", game)
     tag = '[inventory: action="inspect" item="Potion of Healing" who="Brannoc"]'
     outcomes = set()
@@ -371,6 +371,9 @@ def test_itm_insp_5_named_at_names_it_at(game: Game, party: State) -> None:
 
 
 def test_itm_notice_1_3_6_held_then_the_same_buy_goes_through(game: Game, party: State) -> None:
+    """ITM-NOTICE-1/3/6 and ITM-BUY-16 (held, nothing paid); ITM-NOTICE-2: the first member in
+    party order whose score reaches a dc has noticed; ITM-NOTICE-4: the GM is asked to let the
+    buyer decide; ITM-TELL-3: the tell's ``says`` is what was noticed."""
     state = day_where(game, party, only_poison)
     tag = ('[inventory: action="buy" item="Potion of Healing" seller="Fence" '
            'who="Sister Maelis"]')
@@ -402,7 +405,7 @@ def test_itm_notice_7_warn_by_roll_rolls() -> None:
     ("Identify", "genuine", False),  # ITM-SEE-6: the potion's foolsReveal lists identify
     ("detect poison and disease", "fake", True),  # ITM-SEE-2/5: it names the potion
 ])
-def test_itm_see_4_8_ways(game: Game, party: State, way: str, result: str, found: bool) -> None:
+def test_itm_see_1_2_3_4_8_ways(game: Game, party: State, way: str, result: str, found: bool) -> None:
     state = with_poison(party, "Brannoc", game)
     new, (answer,) = run(game, state, '[inventory: action="inspect" item="Potion of Healing" '
                                       f'who="Brannoc" with="{way}"]')
@@ -518,3 +521,191 @@ def test_itm_fake_12_an_inventory_change_settles_fakes(game: Game, party: State)
     new, [answer] = run(game, state, '[inventory: action="add" item="Rope" who="Brannoc"]')
     assert answer.ok
     assert any(s.item == POISON and s.shows_as is None for s in who(new, "Brannoc").bag)
+
+
+# --- ITM-FAKE-20: a worn fake weapon in a fight ------------------------------------------------
+
+def _gilded_club_game() -> Game:
+    """The 5e ruleset with a gilded club passing for a longsword (a weapon, like it)."""
+    from helpers import FIXTURES
+
+    from replay.files import ruleset_document
+    document = ruleset_document(FIXTURES / "rulesets/srd5.json")
+    equipment = next(c for c in document["catalogs"] if c["id"] == "equipment")
+    club = next(e for e in equipment["entries"] if e["id"] == "club")
+    fake = copy.deepcopy(club)
+    fake.update(id="gilded-club", label="Gilded club")
+    fake["item"]["passesFor"] = "equipment/longsword"
+    equipment["entries"].append(fake)
+    return load_ruleset(document)
+
+
+def _fights_with_the_club(game: Game, party: State, found_out: bool) -> list[dict]:
+    """Brannoc wears the gilded club (disguised, or found out) and strikes a dummy."""
+    index = party.character_index("Brannoc")
+    assert index is not None
+    bag = add_disguised((), game.items["equipment/gilded-club"],
+                        game.items["equipment/longsword"], 1)
+    assert bag is not None
+    (stack,) = bag
+    stack = stack.model_copy(update={"equipped": True})
+    if found_out:
+        stack = stack.model_copy(update={"shows_as": None, "name": "Gilded club"})
+    state = party.with_character(index, party.characters[index].model_copy(
+        update={"bag": (stack,)}))
+    fight, answers = run(game, state, '[combat: op="start" foe="Dummy" role="boss" tier="6"]')
+    assert answers[0].ok
+    records = []
+    for turn in range(40):
+        after, answers = run(game, fight, '[attack: who="Brannoc" target="Dummy"]', (6, turn))
+        assert answers[0].ok, answers[0].text
+        assert after.characters[index].bag == (stack,)  # fighting reveals nothing
+        records.append(answers[0].record)
+    return records
+
+
+def test_itm_fake_20_a_worn_fake_weapon_attacks_as_the_weapon_it_passes_for(party) -> None:
+    """ITM-FAKE-20: worn and not found out, the gilded club strikes as the longsword it passes
+    for — its name, its 1d8 slashing and its to-hit — and the fight does not reveal it
+    (ITM-FAKE-19); found out (ITM-FAKE-16) it strikes as the club it is, 1d4 bludgeoning."""
+    game = _gilded_club_game()
+    longsword = _fights_with_the_club(game, party, found_out=False)
+    club = _fights_with_the_club(game, party, found_out=True)
+    assert {r["weapon"] for r in longsword} == {"Longsword"}
+    assert {r["weapon"] for r in club} == {"Gilded club"}
+    hits = [r for r in longsword if r["result"] == "hit"]
+    assert hits and {r["damageType"] for r in hits} == {"slashing"}
+    assert max(f for r in hits for f in r["damageRolls"][0]) > 4  # a d8, not the club's d4
+    assert {r["modifier"] for r in longsword} == {5}  # Str +3, proficient +2, as the longsword
+    club_hits = [r for r in club if r["result"] == "hit"]
+    assert club_hits and {r["damageType"] for r in club_hits} == {"bludgeoning"}
+    assert all(f <= 4 for r in club_hits for f in r["damageRolls"][0])
+
+
+# --- ITM-TELL-6: advantageIf and disadvantageIf ---------------------------------------------
+
+def test_itm_tell_6_one_row_met_leans_the_check_and_both_cancel(party: State) -> None:
+    """ITM-TELL-6: one met row of ``advantageIf`` rolls the tell with advantage, one of
+    ``disadvantageIf`` with disadvantage, both cancel (ITM-CHK-5). Rows: advantage at Int 14
+    or Wis 16, disadvantage at Str 16 or Dex 17 — Brannoc (Str 16) leans down, Sister Maelis
+    (Wis 16, the second row alone) and Ysolde (Int 17) up, Quill (Int 14, Dex 17) both: none.
+    The 5e dice roll twice only when the check leans (two d20s, the better or the worse)."""
+    from engine.actions.fakes import lean, roll_check
+    from replay.files import ruleset_document
+    document = ruleset_document("fixtures/rulesets/srd5.json")
+    poison = next(e for c in document["catalogs"] for e in c["entries"]
+                  if e["id"] == "potion-of-poison")
+    arcana = poison["item"]["tells"][1]
+    arcana["advantageIf"] = [{"value": {"abilityScore": "int"}, "atLeast": 14},
+                             {"value": {"abilityScore": "wis"}, "atLeast": 16}]
+    arcana["disadvantageIf"] = [{"value": {"abilityScore": "str"}, "atLeast": 16},
+                                {"value": {"abilityScore": "dex"}, "atLeast": 17}]
+    game = load_ruleset(document)
+    tell = game.items[POISON].item.tells[1]
+    expected = {"Brannoc": -1, "Sister Maelis": 1, "Quill": 0, "Ysolde": 1}
+    for character in party.characters:
+        leans = lean(game, party, character, tell)
+        assert leans == expected[character.name], character.name
+        modifiers = set()
+        for turn in range(12):
+            rolled = roll_check(game, party, character, tell, TurnContext(party.seed, (8, turn)))
+            assert rolled is not None
+            rolls = rolled.record["rolls"]
+            assert len(rolls) == (2 if leans else 1)
+            kept = max(rolls) if leans > 0 else min(rolls)
+            modifiers.add(rolled.record["total"] - kept)  # the better (worse) die was kept
+        assert len(modifiers) == 1, character.name
+
+
+# --- ITM-TELL-4 needs / needsAny, ITM-TELL-8 a seller's manner --------------------------------
+
+def _arcana_tell(**keys: object) -> Game:
+    """srd5 with the potion of poison's Arcana tell given ``keys``."""
+    from replay.files import ruleset_document
+    document = ruleset_document("fixtures/rulesets/srd5.json")
+    poison = next(e for c in document["catalogs"] for e in c["entries"]
+                  if e["id"] == "potion-of-poison")
+    poison["item"]["tells"][1].update(keys)
+    return load_ruleset(document)
+
+
+@pytest.mark.parametrize(("keys", "possible"), [
+    ({}, True),
+    ({"needs": [{"value": {"abilityScore": "int"}, "atLeast": 12}]}, False),
+    ({"needs": [{"value": {"abilityScore": "int"}, "atLeast": 11},
+                {"value": {"abilityScore": "wis"}, "atLeast": 16}]}, True),
+    ({"needs": [{"value": {"abilityScore": "int"}, "atLeast": 12},
+                {"value": {"abilityScore": "wis"}, "atLeast": 16}]}, False),
+    ({"needsAny": [{"value": {"abilityScore": "int"}, "atLeast": 12},
+                   {"value": {"abilityScore": "wis"}, "atLeast": 16}]}, True),
+    ({"needsAny": [{"value": {"abilityScore": "int"}, "atLeast": 12},
+                   {"value": {"abilityScore": "wis"}, "atLeast": 17}]}, False),
+])
+def test_itm_tell_4_needs_every_row_needs_any_one(party: State, keys: dict,
+                                                   possible: bool) -> None:
+    """ITM-TELL-4, OQ-58: ``needs`` — every row met — or ``needsAny`` — one row — for the check
+    to be possible at all. Sister Maelis (Int 11, Wis 16, no kit) has only the Arcana tell;
+    without it there is nothing to check, which spends nothing (ITM-INSP-9)."""
+    game = _arcana_tell(**keys)
+    state = with_poison(party, "Sister Maelis", game)
+    new, (answer,) = run(game, state, '[inventory: action="inspect" item="Potion of Healing" '
+                                      'who="Sister Maelis"]')
+    if possible:
+        assert answer.ok and answer.record["check"] == "Arcana"
+    else:
+        assert (answer.ok, answer.reason, new is state) == (False, "nothing-to-check", True)
+
+
+def test_itm_tell_8_a_manner_says_something_is_wrong_never_what(game: Game,
+                                                                party: State) -> None:
+    """ITM-TELL-7/8: inspecting a ware with ``seller=`` rolls the dishonest fence's manner; a
+    success says that something is wrong with the fence's wares (its ``says``) and never
+    which ware is a fake or what it really is."""
+    state = day_where(game, party, only_poison)
+    seen = set()
+    for turn in range(60):
+        new, (answer,) = run(game, state, '[inventory: action="inspect" item="Potion of '
+                                          'Healing" seller="Fence" who="Brannoc"]', (12, turn))
+        assert answer.ok
+        seen.add(answer.record["result"])
+        if answer.record["result"] == "seller":
+            assert answer.text == ("Brannoc senses that something is wrong with the Fence's "
+                                   "wares (their eyes slide away when you ask about it).")
+            assert "Poison" not in answer.text and "fake" not in answer.text.lower()
+            assert new.characters == state.characters
+    assert "seller" in seen
+
+
+def test_itm_fake_4_a_fake_whose_target_a_layer_hides_is_never_sold(party: State) -> None:
+    """ITM-FAKE-4: the fake's target is checked again whenever a market offers the fake — on a
+    day the fence has the poison (as a healing potion), a layer that hides the healing potion
+    leaves the fence nothing to sell as it, and a buy of it there is refused."""
+    from replay.files import ruleset_document
+    document = ruleset_document("fixtures/rulesets/srd5.json")
+    document["layers"].append({"id": "no-healing", "label": "No healing",
+                               "hides": [HEALING]})
+    game = load_ruleset(document)
+    state = day_where(game, party, only_poison)
+    assert state.place is not None and market_of(game) is not None
+    open_day = {s.id: w for s, w in day_stock(game, state, market_of(game), state.place)}
+    assert any(entry.ref == POISON for entry, _ in open_day["fence"])
+    hidden = state.model_copy(update={"layers": ("no-healing",)})
+    stock = {s.id: w for s, w in day_stock(game, hidden, market_of(game), hidden.place)}
+    assert all(entry.ref != POISON for entry, _ in stock.get("fence", []))
+    new, (answer,) = run(game, hidden, '[inventory: action="buy" item="Potion of Healing" '
+                                       'seller="Fence" who="Brannoc"]')
+    assert not answer.ok and new is hidden
+
+
+def test_itm_fake_17_a_carried_fake_does_what_it_really_does() -> None:
+    """ITM-FAKE-17: carried and not yet found out, the Bag of Devouring (passing for a Bag of
+    Holding) changes a check by its own ``carried`` part — Ward −1 — not by the item it
+    passes for (which does nothing to checks)."""
+    grave = _gravewatch_with({"modifiers": [{"to": "checks", "skills": ["ward"], "flat": -1}]})
+    state = start_state(grave, {"seed": "s", "characters": [{"name": "Ada"}]})
+    bag = add_disguised((), grave.items[DEVOURING], grave.items[HOLDING], 1)
+    assert bag is not None
+    state = state.with_character(0, state.characters[0].model_copy(update={"bag": bag}))
+    assert state.characters[0].bag[0].shows_as == HOLDING
+    _, (answer,) = run(grave, state, '[skill_check: skill="ward" dc="1"]')
+    assert answer.ok and answer.record["effects"] == "-1"

@@ -197,7 +197,8 @@ FIRE = '[attack: who="Brannoc" target="Target" with="Watch pistol"]'
 RELOAD = '[combat: op="reload" who="Brannoc" with="Watch pistol"]'
 
 
-def test_itm_clip_7_a_weapon_never_fired_is_loaded_and_firing_spends_the_clip() -> None:
+def test_itm_clip_1_7_a_weapon_never_fired_is_loaded_and_firing_spends_the_clip() -> None:
+    """ITM-CLIP-1: the loaded count is the weapon's own, kept on its stack."""
     state = fight()
     assert stack(state, "Brannoc", "Watch pistol").loaded is None
     state, told = rounds(GAME, state, [FIRE])
@@ -301,3 +302,21 @@ def test_itm_clip_9_what_a_clip_shot_is_never_picked_up() -> None:
     state, _ = rounds(game, fight(game), [FIRE, RELOAD, FIRE])
     won, answers = answer(game, state, '[combat: op="end" outcome="victory"]', (0, 9))
     assert "recovered" not in answers[0].record and bag(won, "Brannoc")["Shot"] == 1
+
+
+@pytest.mark.parametrize("written", [6, {"stat": "chamber"}])
+def test_itm_clip_2_the_max_is_written_out_or_read_from_an_item_stat(written) -> None:
+    """ITM-CLIP-2: ``clip.max`` written out (6) or read from the pistol's own ``chamber``
+    stat (6): a reload after three shots loads back to 6, as far as the bag's shot goes."""
+    def six(document: dict[str, Any]) -> None:
+        document["items"]["stats"] = [{"id": "chamber", "label": "Chamber", "type": "number",
+                                       "min": 0, "max": 12}]
+        pistol = document["catalogs"][0]["entries"][6]["item"]
+        pistol["stats"] = {"chamber": 6}
+        pistol["attack"]["clip"]["max"] = written
+    game = game_of(six)
+    state, _ = rounds(game, fight(game, party(Brannoc=[PISTOL[0], {"item": "arms/shot",
+                                                                 "count": 9}])), [FIRE] * 3)
+    state, answers = answer(game, state, RELOAD, (0, 5))
+    assert (answers[0].record["loaded"], answers[0].record["held"],
+            answers[0].record["of"]) == (3, 6, 6)

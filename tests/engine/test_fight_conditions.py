@@ -129,11 +129,11 @@ def test_cmb_mod_1_exact_hit_rate_with_advantage_against_defence_15() -> None:
     # a miss: both under 10 (81 pairs); a critical: a 20 in either (400 - 19²)
     assert enumerated == {"critical": Fraction(39, 400), "hit": Fraction(280, 400),
                           "miss": Fraction(81, 400)}
-    dice, extra = Stream("chi", (0,), "attack"), Stream("chi", (0,), "effects")
+    dice = Stream("chi", (0,), "attack")
     draws = 20_400
     seen: Counter[str] = Counter()
     for _ in range(draws):
-        rolled = resolve(res, read, dice, extra)
+        rolled = resolve(res, read, dice)
         assert rolled is not None
         seen["critical" if rolled.critical == "success" else "miss"
              if rolled.critical == "failure" else "hit" if rolled.success else "miss"] += 1

@@ -14,6 +14,7 @@ from helpers import answer, fixture_json, hero, one, problems_of
 from scipy.stats import chisquare
 
 from engine import load_ruleset, start_state
+from engine.actions.examples import Party
 from engine.rules import reasons
 from engine.rules.context import TurnContext
 from engine.rules.fight import strike
@@ -305,7 +306,9 @@ def test_load_names_the_saves_words_and_conditions_these_keys_name() -> None:
 
 
 def test_the_gm_learns_the_foes_use_form_only_where_templates_have_abilities() -> None:
-    told = instructions(GAME)
-    assert '[attack: who="<foe>" use="<ability>" target="<hero>, <hero>"]' in told
+    """The example is the first template with abilities using its first one on the party
+    (issue 39: a filled tag, no placeholders)."""
+    told = instructions(GAME, party=Party(("Ada", "Brannoc")))
+    assert '[attack: who="Troll" use="Claw" target="Ada, Brannoc"]' in told
     plain = load_ruleset(fixture_json("rulesets/skirmish-spells.json"))
-    assert 'who="<foe>" use=' not in instructions(plain)
+    assert "A foe uses one of its own abilities" not in instructions(plain)

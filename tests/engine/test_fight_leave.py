@@ -84,6 +84,6 @@ def test_refusals_of_a_leave_leave_the_state_unchanged() -> None:
 
 
 def test_the_gm_learns_the_leave_form_only_where_an_entry_reacts_to_leaving() -> None:
-    assert '[combat: op="leave" who="<foe>"]' in instructions(GAME)
+    assert '[combat: op="leave" who="Wolf 1"]' in instructions(GAME)
     plain = load_ruleset(fixture_json("rulesets/skirmish-spells.json"))
     assert 'op="leave"' not in instructions(plain)

@@ -159,6 +159,8 @@ def test_itm_off_4_a_penalty_is_kept() -> None:
     (f"{NAIL} {KNIFE} {KNIFE}", 2),  # ITM-OFF-5: one off-hand strike on its budget
 ])
 def test_itm_off_3_5_no_off_hand_strike_without_its_conditions(reply, refused) -> None:
+    """ITM-OFF-1/3/5: only a weapon marked ``offHand`` strikes on the off-hand budget, once,
+    after a strike this round with another weapon."""
     state = fight()
     after, answers = answer(GAME, state, reply, (0, 1))
     assert answers[refused].reason == reasons.NO_TIME
@@ -360,9 +362,24 @@ def test_itm_ammo_11_itm_mode_10_the_gm_line_names_it_all(entry, parts) -> None:
 
 
 def test_the_gm_is_taught_reload_modes_and_the_off_hand_only_where_weapons_have_them() -> None:
+    from engine.actions.examples import Party
     from engine.actions.fight_weapons import reload
-    lines = reload.teach(GAME)
-    assert lines is not None and len(lines) == 3
-    assert 'action="bonus"' in lines[2]
+    assert reload.teach is not None
+    lines = reload.teach(GAME, Party(("Ada",)))
+    assert len(lines) == 3
+    assert '[combat: op="reload" who="Ada" with="Watch pistol"]' in lines[0]  # issue 39
+    assert 'with="Hunting bow" mode="Volley"]' in lines[1]
+    assert 'with="Silver coffin nail" action="bonus"]' in lines[2]
     plain = load_ruleset(fixture_json("rulesets/skirmish.json"))
-    assert reload.teach is not None and list(reload.teach(plain)) == []
+    assert list(reload.teach(plain, Party(("Ada",)))) == []
+
+
+def test_itm_off_1_a_weapon_not_marked_off_hand_gets_no_off_hand_strike() -> None:
+    """ITM-OFF-1: ``offHand: true`` marks the knife for the off hand; unmarked, the same knife
+    after the nail's strike is no off-hand strike (its bonus action allows no attack)."""
+    def unmarked(document: dict[str, Any]) -> None:
+        document["catalogs"][0]["entries"][9]["item"]["attack"].pop("offHand")
+    game = game_of(unmarked)
+    state = fight(game)
+    _, answers = answer(game, state, f"{NAIL} {KNIFE}", (0, 1))
+    assert answers[0].ok and answers[1].reason == reasons.NO_TIME

@@ -291,7 +291,9 @@ def test_a_swipe_casts_the_same() -> None:
 def test_cmb_outc_2_the_instructions_teach_with_and_use() -> None:
     """CMB-OUTC-2: the GM is taught that an outcome action may name its weapon or a sheet
     ability, which the engine reads."""
+    from engine.actions.examples import Party
     from engine.actions.fight_outcome import teach_fight
 
-    taught = "\n".join(teach_fight(GAME))
-    assert 'with="<weapon>"' in taught and 'use="<ability>"' in taught
+    taught = "\n".join(teach_fight(GAME, Party()))
+    assert "with= a weapon other than the first worn one" in taught
+    assert "use= a sheet ability instead of a weapon" in taught

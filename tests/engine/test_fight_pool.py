@@ -287,6 +287,24 @@ def test_itm_arm_3_a_worn_change_to_attacks_is_dice() -> None:
     assert "Oilskin coat: -1 die" in record["affectedBy"] and "Oilskin coat: -1 die" in text
 
 
+
+@pytest.mark.parametrize(("at_least", "dice"), [(6, 4), (5, 5)])
+def test_itm_req_6_itm_arm_7_an_unmet_requirement_counts_in_a_fight(at_least: int,
+                                                                   dice: int) -> None:
+    """ITM-REQ-6 (the fight half, ITM-ARM-7): Ada's Sinew 5 falls short of a spade that asks
+    for 6, so its ``otherwise`` takes a die off her strike, named after the spade; met
+    (5), it changes nothing. (The check half: tests/engine/checks/test_checks_items.py.)"""
+    def demanding(document: Any) -> None:
+        document["catalogs"][0]["entries"][SPADE]["item"]["requires"] = [{
+            "value": {"abilityScore": "sinew"}, "atLeast": at_least,
+            "otherwise": {"modifiers": [{"to": "attacks", "flat": -1}]}}]
+    game = changed(demanding)
+    state = fighting(DEAD, game)
+    _, record, _ = strike_until(game, state, '[attack: who="Ada" target="Dead"]',
+                                lambda r: True)
+    assert record["dice"] == dice and len(record["rolls"]) == dice
+    assert ("Grave spade: -1 die" in record.get("affectedBy", [])) is (dice == 4)
+
 def test_itm_floor_2_outside_the_spending_style_the_floor_raises_damage() -> None:
     """The spade's floor 1 against a foe whose reduction eats every success."""
     game = changed(put(("combat", "pool"), {"reduction": {"derived": "armour"}}),
@@ -419,3 +437,24 @@ def test_taking_style_a_foes_hit_takes_the_heros_initiative_and_no_blood() -> No
     assert record["damage"] == 0 and record["initiative"] == {"Dead": moved, "Mira": 3 - moved}
     assert after.characters[1].pools == state.characters[1].pools
     assert "initiative:Dead" in record["events"]
+
+
+def test_itm_istat_13_item_stats_count_in_a_derived_value_a_defence_and_a_reduction() -> None:
+    """ITM-ISTAT-13: ``itemStat`` is read wherever a number is read — Gravewatch's derived
+    Armour (the worn cover) in a hero's defence formula and as its damage reduction (and
+    hardness), which the loader accepts (only ITM-ISTAT-12's places refuse it). Ada's oilskin
+    coat gives cover 1: worn, Armour 1, defence 1 + floor(2 / 4) + 1 = 2, reduction 1;
+    stowed, 0, 1 and 0. (This format has no ``adjust`` or skill ``cap`` keys, and initiative
+    is a check of a skill, which reads no value reference: docs/items-rules.md.)"""
+    from engine.actions.fight_pool import hero_reduction
+    from engine.rules.fight import hero_defence
+    game = changed(put(("combat", "attack", "defence"), "1 + floor(@wits / 4) + @armour"))
+    worn = START
+    coat = next(i for i, s in enumerate(worn.characters[0].bag) if s.item == "kit/oilskin-coat")
+    bag = list(worn.characters[0].bag)
+    bag[coat] = bag[coat].model_copy(update={"equipped": False})
+    stowed = worn.with_character(0, worn.characters[0].model_copy(update={"bag": tuple(bag)}))
+    for state, armour in ((worn, 1), (stowed, 0)):
+        assert SheetView(game, state.characters[0], state).derived("armour") == armour
+        assert hero_defence(game, state, 0) == 1 + armour
+        assert hero_reduction(game, state, 0) == armour

@@ -348,6 +348,119 @@ def test_cmb_turn_11_a_multiclass_hero_has_the_largest_attacks_of_one_class(who,
     assert answers[-1].reason == reasons.NO_TIME
 
 
+
+def _sword_game(strikes: object = None, budget: str = "action"):
+    """skirmish-round with the longsword on ``budget`` and, where given, ``strikes``."""
+    document = copy.deepcopy(DOCUMENT)
+    document["combat"]["templates"].append(DUMMY)
+    sword = next(e for c in document["catalogs"] for e in c["entries"] if e["id"] == "longsword")
+    sword["item"]["attack"]["budget"] = budget
+    if strikes is not None:
+        sword["item"]["attack"]["strikes"] = strikes
+    return load_ruleset(document)
+
+
+def _swords(game) -> State:
+    """Both heroes with a worn longsword, in a fight with the dummy."""
+    sword = {"item": "arms/longsword", "count": 1, "equipped": True}
+    people = copy.deepcopy(PARTY)
+    for character in people["characters"]:
+        character["bag"] = [sword]
+    return fighting('[combat: op="start" foe="Dummy" role="dummy"]', game,
+                    start_state(game, people))
+
+
+@pytest.mark.parametrize(("strikes", "budget", "who", "allowed"), [
+    pytest.param(None, "action", "Brannoc", 3, id="no-strikes-extra-attack-stands"),
+    pytest.param(None, "action", "Ada", 1, id="no-strikes-one-attack"),
+    pytest.param({"const": 2}, "action", "Brannoc", 2, id="strikes-in-place-of-three"),
+    pytest.param({"const": 2}, "action", "Ada", 2, id="strikes-in-place-of-one"),
+    pytest.param({"field": "level_fighter"}, "action", "Brannoc", 2, id="read-on-the-sheet"),
+    pytest.param({"field": "level_fighter"}, "action", "Ada", 0, id="none-on-her-sheet"),
+    pytest.param(None, "bonus", "Brannoc", 0, id="an-action-without-attacks"),
+    pytest.param({"const": 1}, "bonus", "Brannoc", 1, id="strikes-on-an-action-without"),
+])
+def test_itm_wpn_20_strikes_is_the_attacks_one_spend_of_the_weapon_buys(
+        strikes, budget, who, allowed) -> None:
+    """ITM-WPN-20 as issue 44 reads it (docs/items-rules.md): a weapon's ``strikes``, read on
+    the wearer's sheet, is how many attacks one spend of its budget buys, in place of the
+    action's ``attacks``; without ``strikes`` the action's ``attacks`` governs (CMB-TURN-10/16:
+    Brannoc's 3 from ``@class.attacks`` stand with any weapon; an action without ``attacks``
+    allows none). One past that is NO TIME, and changes nothing."""
+    game = _sword_game(strikes, budget)
+    state = _swords(game)
+    text = " ".join([f'[attack: who="{who}" target="Dummy"]'] * (allowed + 1))
+    after, answers = answer(game, state, text, (1, 0))
+    assert [a.ok for a in answers] == [True] * allowed + [False]
+    assert answers[-1].reason == reasons.NO_TIME
+    if allowed == 0:
+        assert after is state
+
+
+def test_itm_wpn_20_the_combat_block_counts_the_worn_weapons_strikes() -> None:
+    """ITM-WPN-20: the COMBAT block shows the attacks the first worn weapon's budget buys."""
+    from engine.text.fight import combat_block
+
+    def lines(game) -> dict[str, str]:
+        block = combat_block(game, _swords(game))
+        return {line.split(". ", 1)[1].split(" (")[0]: line for line in block.splitlines()
+                if line[:1].isdigit()}
+
+    strikes = lines(_sword_game({"const": 2}))
+    assert "attacks: 2 (Action)" in strikes["Brannoc"] and "attacks: 2 (Action)" in strikes["Ada"]
+    plain = lines(_sword_game())
+    assert "attacks: 3 (Action)" in plain["Brannoc"] and "attacks: 1 (Action)" in plain["Ada"]
+
+
+def _heft_document(weapon_reads: dict | None) -> dict:
+    """skirmish-round whose damage is ``@heft + 1`` with ``heft`` read as the attacker's
+    ``@str.mod``, and a longsword whose dice read a stat it gives no value for (so it deals
+    the system's damage, ITM-WPN-21) with, where given, reads of its own."""
+    document = copy.deepcopy(DOCUMENT)
+    document["combat"]["templates"].append(DUMMY)
+    document["combat"]["attack"].update(reads={"heft": "@str.mod"}, damage="@heft + 1")
+    document["items"]["stats"] = [{"id": "heft_dice", "label": "Heft dice", "type": "dice"}]
+    sword = document["catalogs"][0]["entries"][0]
+    sword["item"]["attack"]["damage"]["dice"] = {"stat": "heft_dice"}
+    if weapon_reads is not None:
+        sword["item"]["attack"]["reads"] = weapon_reads
+    return document
+
+
+@pytest.mark.parametrize(("weapon_reads", "with_", "damage"), [
+    pytest.param(None, "Longsword", 3 + 1, id="no-reads-the-systems"),
+    pytest.param({"heft": "@dex.mod + 10"}, "Longsword", 1 + 10 + 1, id="the-weapons-own"),
+    pytest.param({"heft": "@dex.mod + 10"}, "unarmed", 3 + 1, id="unarmed-the-systems"),
+])
+def test_cmb_reads_6_a_weapons_own_read_takes_precedence(weapon_reads, with_, damage) -> None:
+    """CMB-READS-6, CMB-ATK-A2 (the attacker's reads, each name overridden by the weapon's
+    own): a weapon naming a value of ``combat.attack.reads`` gives it its own value,
+    computed for the wearer (Brannoc: Str 16, +3; Dex 12, +1), in place of the system's;
+    CMB-READS-7: an unarmed strike reads the system's. (Without dice of its own the longsword
+    deals the system's damage as it is, its own Str not added.)"""
+    game = load_ruleset(_heft_document(weapon_reads))
+    state = _swords(game)
+    hits = []
+    for turn in range(12):
+        _, answers = answer(game, state, f'[attack: who="Brannoc" target="Dummy" with="{with_}"]',
+                            (1, turn))
+        assert answers[0].ok, answers[0].text
+        if answers[0].record["result"] != "miss":
+            hits.append(answers[0].record["damage"])
+    assert hits and set(hits) == {damage}
+
+
+@pytest.mark.parametrize(("reads", "problem"), [
+    pytest.param({"reach": "2"}, '/catalogs/0/entries/0/item/attack/reads/reach: "reach" is '
+                 "not a value of combat.attack.reads (it has: heft)", id="an-unknown-read"),
+    pytest.param({"heft": "@luck"}, '/catalogs/0/entries/0/item/attack/reads/heft: unknown '
+                 'reference "@luck"', id="an-unknown-reference"),
+])
+def test_cmb_reads_6_a_weapons_reads_are_checked_at_load(reads, problem) -> None:
+    """CMB-READS-6: a weapon's read names one of the system's, and reads the wearer's sheet."""
+    from helpers import problems_of
+    assert problem in problems_of(_heft_document(reads))
+
 def test_largest_per_class_reads_each_class_once_and_takes_the_largest() -> None:
     formula = parse_formula("@class.attacks")
     brannoc = SheetView(GAME, START.characters[BRANNOC], START)
@@ -363,7 +476,8 @@ def test_largest_per_class_reads_each_class_once_and_takes_the_largest() -> None
 # --- victory loot (ITM-LOOT-11..14) ----------------------------------------------------------
 
 def test_itm_loot_12_14_a_won_fight_drops_each_felled_foes_table_into_the_shared_view() -> None:
-    """The last goblin felled: Goblin 1 (felled before) and Goblin 2 each drop
+    """ITM-LOOT-1/3: a won fight drops loot once, straight into the bags, from the ruleset's
+    own table, the one the foe's template names with ``loot`` (ITM-LOOT-11). The last goblin felled: Goblin 1 (felled before) and Goblin 2 each drop
     "goblin_pockets" (a Torch, 1d3) into the shared view — Brannoc, the player, first; keyed by the reply and
     the foe, so a swipe drops the same."""
     state = with_foe(with_foe(GOBLINS, "Goblin 1", hp=0), "Goblin 2", hp=1)
@@ -471,3 +585,24 @@ def test_cmb_atk_a4_exact_hit_rate_of_d20_plus_3_against_a_heros_defence_11() ->
     kinds = ["critical", "hit", "miss"]
     expected = [float(enumerated[k] * draws) for k in kinds]
     assert chisquare([seen[k] for k in kinds], expected).pvalue > 1e-4
+
+
+def test_itm_wpn_4_weapons_add_to_the_systems_attack_and_a_foes_own() -> None:
+    """ITM-WPN-4: a hero with a worn longsword still has the system's attack (unarmed:
+    ``1 + @str.mod``, Brannoc's 1 + 3) beside the weapon's (1d8 + 3 slashing), and a foe still
+    strikes with its template's own attack (the dummy's 1)."""
+    game = _sword_game()
+    state = _swords(game)
+    seen: dict[str, set[int]] = {"unarmed": set(), "Longsword": set()}
+    for turn in range(12):
+        for weapon in seen:
+            _, answers = answer(game, state, f'[attack: who="Brannoc" target="Dummy" '
+                                             f'with="{weapon}"]', (1, turn))
+            record = answers[0].record
+            assert answers[0].ok and record["weapon"] == weapon
+            if record["result"] == "hit":
+                seen[weapon].add(record["damage"])
+    assert seen["unarmed"] == {4}
+    assert seen["Longsword"] and seen["Longsword"] <= set(range(4, 12))
+    _, answers = answer(game, state, '[attack: who="Dummy" target="Ada"]', (1, 0))
+    assert answers[0].ok and answers[0].record["damage"] in (0, 1)

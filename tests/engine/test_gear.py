@@ -65,7 +65,7 @@ def test_unequip_frees_the_slot_and_merges_back(state):
     assert stacks(bow, item="kit/longbow") == [(1, True, False)]
 
 
-def test_itm_bind_1_binding_up_to_max_from_the_bearers_own_sheet(state):
+def test_itm_bind_1_itm_block_13_14_itm_cmd_2_binding_up_to_max_from_the_bearers_own_sheet(state):
     added, _ = answer(GAME, state, '[inventory: action="add" item="Amulet" who="Ada"] '
                                    '[inventory: action="add" item="Charm" who="Ada"] '
                                    '[inventory: action="add" item="Amulet" who="Bram the Quiet"] '
@@ -85,7 +85,7 @@ def test_itm_bind_2_a_character_without_a_sheet_reads_an_empty_sheet():
     assert binding_max(GAME, None) == 1  # Heart's default
 
 
-def test_itm_bind_3_4_oq_11_cursed_item_holds_until_the_gm_unbinds_it(state):
+def test_itm_bind_3_4_itm_entry_17_oq_11_cursed_item_holds_until_the_gm_unbinds_it(state):
     ring, _ = answer(GAME, state, '[inventory: action="add" item="Ring of thorns"] '
                                   '[inventory: action="equip" item="Ring of thorns"] '
                                   '[inventory: action="bind" item="Ring of thorns"]')

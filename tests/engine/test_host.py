@@ -256,7 +256,7 @@ def test_itm_name_1_itm_free_3_player_adds_by_label_or_plain() -> None:
     assert result.ok and stacks(new, "Ada")[-1].plain  # ITM-FREE-3, ITM-CARRY-5
 
 
-def test_itm_free_2_7_refuse_rejects_names_whatever_native_says() -> None:
+def test_itm_free_2_7_itm_block_23_refuse_rejects_names_whatever_native_says() -> None:
     game = grave()  # freeform "refuse", native false
     state = grave_party(game)
     new, result = event(game, state, {"action": "add", "item": "Lucky pebble"})

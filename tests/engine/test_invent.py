@@ -76,7 +76,7 @@ def test_itm_prop_1_an_add_with_a_description_invents_a_ruleset_item() -> None:
     assert result.record["invented"] == "Ember brooch" and result.record["changes"] == []
 
 
-def test_itm_prop_2_propose_false_refuses_and_changes_nothing() -> None:
+def test_itm_prop_2_itm_block_21_propose_false_refuses_and_changes_nothing() -> None:
     game = load_ruleset(fixture_json("rulesets/gravewatch.json"))
     state = start_state(game, fixture_json("parties/gravewatch.json"))
     new, result = add(game, state, 'item="Ember brooch" category="relic"')
@@ -261,7 +261,7 @@ def test_itm_prop_10_worn_carried_and_summary_inside_stats() -> None:
 
 # -- ITM-PROP-11..16, OQ-21/22 ----------------------------------------------------------------
 
-def test_itm_prop_12_unknown_parts_are_dropped_and_the_rest_stands() -> None:
+def test_itm_prop_11_12_unknown_parts_are_dropped_and_the_rest_stands() -> None:
     game, state = ember()
     new, result = add(game, state, 'item="Odd blade" like="Hand axe" tags="thrown, glowing" '
                                    'stats="speed=3, bulk=2" slots="tail=1, hands=1" '
@@ -289,7 +289,7 @@ def test_itm_prop_13_a_value_the_stat_cannot_take_is_dropped(stats: str, dropped
     assert dropped in result.text
 
 
-def test_itm_prop_14_an_unknown_rarity_becomes_the_lowest() -> None:
+def test_itm_prop_14_itm_block_5_an_unknown_rarity_becomes_the_lowest() -> None:
     game, state = ember()
     new, result = add(game, state, 'item="Relic" category="gear" rarity="legendary"')
     assert invented(new, "Relic").item.rarity == "common"
@@ -333,7 +333,7 @@ def test_itm_prop_15_like_brought_stats_are_capped_too() -> None:
     ("common", "-1d4 Sneak", [{"to": "checks", "skills": ["sneak"], "dice": "1d4",
                                "minus": True}], None),
 ])
-def test_itm_prop_16_worn_bonus_capped_dice_dropped_penalty_kept(
+def test_itm_prop_16_itm_caps_3_4_5_worn_bonus_capped_dice_dropped_penalty_kept(
         rarity: str, worn: str, expected: list[dict[str, Any]], said: str | None) -> None:
     game, state = ember()
     new, result = add(game, state, f'item="Token" category="gear" rarity="{rarity}" '
@@ -554,10 +554,12 @@ def test_a_character_reads_its_own_invented_item_only() -> None:
 def test_itm_wpn_26_itm_cmd_3_the_proposal_instructions_only_where_inventing_is_on() -> None:
     game, _ = bags()
     lines = instructions(game)
-    assert lines[0].startswith('- Invent an item in this ruleset\'s terms: [inventory: '
-                               'action="add" item="<new name>" like=')
-    assert 'binds="yes|cursed|no"' in lines[0]
+    # Issue 39: a small invent (a category and a summary), the other attributes optional
+    assert lines[0].startswith('- Invent only what this ruleset lacks: [inventory: '
+                               'action="add" item="Bone flute" category="Gear" '
+                               'summary="A carved flute."]; like=')
+    assert lines[0].endswith(", binds= are optional.")
     assert "  Stats: Bulk, Guard, Damage, Rolls with, Reach." in lines  # never True worth
-    assert lines[-1].endswith("An item invented like= a weapon also fights like it.")
+    assert lines[-1].endswith("An item invented like= a weapon fights like it.")
     assert instructions(load_ruleset(fixture_json("rulesets/gravewatch.json"))) == []
     assert 'binds=' not in instructions(ember()[0])[0]  # Ember Roads has no binding

@@ -177,7 +177,7 @@ def test_golden_loot_record_pins_the_dice():
     """A refactor that moves one die changes every recorded loot drop: pin one."""
     _, [reply] = answer(GAME, harrow_party(GAME), '[loot: table="mill_cache" who="Ada"]',
                         turn=(0, 1))
-    assert reply.text == "Mill cache: Poultice ×2 to Ada's bag."
+    assert reply.text == "Mill cache: Added Poultice ×2 to Ada's bag."
     assert reply.record == {
         "table": "mill_cache", "rolls": 2, "rollsDice": [2],
         "draws": [{"row": 1, "name": "Poultice", "count": 1},
@@ -185,3 +185,18 @@ def test_golden_loot_record_pins_the_dice():
         "drops": [{"name": "Poultice", "item": "kit/poultice", "coin": None, "count": 2,
                    "to": [{"who": "Ada", "count": 2}], "left": 0}],
     }
+
+
+def test_itm_loot_18_each_drop_is_answered_like_an_add():
+    """ITM-LOOT-18: a ``[loot:]`` answers each drop with the sentence ``[inventory:
+    action="add"]`` gives the same thing arriving the same way, after the table's label."""
+    state = harrow_party(GAME)
+    after, [reply] = answer(GAME, state, '[loot: table="mill_cache" who="Ada"]', turn=(0, 1))
+    added = state
+    sentences = []
+    for drop in reply.record["drops"]:
+        added, [one] = answer(GAME, added, f'[inventory: action="add" item="{drop["name"]}" '
+                              f'count="{drop["count"]}" who="Ada"]', turn=(0, 1))
+        sentences.append(one.text)
+    assert reply.text == "Mill cache: " + " ".join(sentences)
+    assert [c.bag for c in after.characters] == [c.bag for c in added.characters]

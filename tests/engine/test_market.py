@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from engine import Game, State, load_ruleset, start_state
 from engine.rules.market import named_coin, price_of, scaled
 from engine.rules.money import held_coins
+from engine.rules.party import PartyError
 
 MARKET: dict[str, Any] = {
     "prices": [
@@ -334,7 +335,7 @@ def test_itm_mkt_9_an_item_nothing_names_is_sold_everywhere():
     assert reply.ok and reply.record["price"] == "4 pennies"
 
 
-def test_itm_mkt_10_11_sellers_and_their_sells_filters():
+def test_itm_mkt_10_11_14_sellers_and_their_sells_filters():
     state = start()
     _, reply = one(GAME, state, '[inventory: action="buy" item="Leather coat" seller="chandler"]')
     assert reply.ok and reply.record["seller"] == "chandler"
@@ -458,13 +459,39 @@ def test_itm_buy_5_change_comes_back():
     assert bag(new, "Ada") == bag(state, "Ada")
 
 
-def test_itm_buy_5_a_service_is_only_paid_for():
+def test_itm_buy_5_itm_svc_2_a_service_is_only_paid_for():
+    """ITM-BUY-5, ITM-SVC-2: buying a service pays its price and puts nothing into any bag
+    (every stack but the coins paid stays as it was)."""
     state = start()
     new, reply = one(GAME, state, '[inventory: action="buy" item="Room at the inn" count="2"]')
     assert reply.ok and reply.record["price"] == "4 shillings"
     assert reply.record["seller"] == "inn"
     assert purse(new) == purse(state) - 48
     assert held(new, "Ada", "Room at the inn") == 0
+    for before, after in zip(state.characters, new.characters, strict=True):
+        assert [s for s in after.bag if s.coin is None] == [s for s in before.bag
+                                                            if s.coin is None]
+
+
+def test_itm_svc_2_nothing_else_puts_a_service_into_a_bag():
+    """ITM-SVC-2: no other way brings a service into a bag — a loot row naming one drops
+    nothing (OQ-37), a party file holding one is refused, an add is refused (ITM-SVC-3)."""
+    document = market_document()
+    service = next(e for c in document["catalogs"] for e in c["entries"]
+                   if e.get("item", {}).get("service"))
+    ref = next(f"{c['id']}/{service['id']}" for c in document["catalogs"]
+               if service in c["entries"])
+    document["items"]["lootTables"].append({"id": "lodging", "label": "Lodging", "rolls": 1,
+                                            "entries": [{"item": ref, "count": 1}]})
+    game = load_ruleset(document)
+    state = start(game=game)
+    new, reply = one(game, state, '[loot: table="lodging"]')
+    assert all(s.item != ref for c in new.characters for s in c.bag)
+    assert new.characters == state.characters, reply.text
+    new, reply = one(game, state, f'[inventory: action="add" item="{service["label"]}"]')
+    assert (reply.ok, reply.reason, new is state) == (False, "service", True)
+    with pytest.raises(PartyError, match="is a service and never in a bag"):
+        market_party(game, characters=[{"name": "Ada", "bag": [{"item": ref, "count": 1}]}])
 
 
 @pytest.mark.parametrize(("item", "count", "price"), [
@@ -589,3 +616,18 @@ def test_buy_conserves_value(item: str, count: int, level: str, who: str):
     assert purse(state, who, family) - purse(new, who, family) == unit.value * count
     added = 0 if entry.item.service else count
     assert held(new, who, entry.label) - held(state, who, entry.label) == added
+
+
+def test_itm_buy_2_without_a_level_the_default_level_applies():
+    """ITM-BUY-2: ``level`` is optional; without it the default level (``fair``) prices the
+    buy, exactly as naming it does."""
+    state = start()
+    plain_state, plain = one(GAME, state, '[inventory: action="buy" item="Leather coat" '
+                                          'seller="chandler"]')
+    fair_state, fair = one(GAME, state, '[inventory: action="buy" item="Leather coat" '
+                                        'seller="chandler" level="fair"]')
+    _, dear = one(GAME, state, '[inventory: action="buy" item="Leather coat" '
+                               'seller="chandler" level="dear"]')
+    assert plain.ok and plain.record["level"] == "fair" == fair.record["level"]
+    assert plain.record["price"] == fair.record["price"] != dear.record["price"]
+    assert purse(plain_state) == purse(fair_state)

@@ -383,7 +383,7 @@ def test_itm_mktv_1_no_block_without_a_market_place():
 
 def test_itm_mktv_3_instructions_only_with_a_market():
     text = market_instructions(GAME)
-    assert '[place: name="<place>" size="<size>"]' in text
+    assert '[place: name="Millbrook" size="village"]' in text  # issue 39: a filled example
     assert 'action="buy"' in text and 'action="sell"' in text and 'day="new"' in text
     assert "Sizes, smallest first: hamlet, village, market town, city." in text
     assert market_instructions(load_ruleset(fixture_json("rulesets/harrow.json"))) == ""

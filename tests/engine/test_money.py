@@ -38,8 +38,10 @@ def purse_of(state, who="Ada"):
     return held
 
 
-def test_itm_pay_5_the_spec_example_exactly():
-    """Paying 3 shillings from a purse holding a single crown."""
+def test_itm_pay_1_5_6_the_spec_example_exactly():
+    """ITM-PAY-1: the GM pays with ``[inventory: action="pay" amount= who=]``; ITM-PAY-5/6:
+    paying 3 shillings from a purse holding a single crown names ``crowns ×1`` (the plural
+    label, even for one)."""
     state = party_with({"crown": 1})
     new, [reply] = answer(GAME, state, '[inventory: action="pay" amount="3 shillings" who="Ada"]')
     assert reply.ok
@@ -160,7 +162,9 @@ def test_itm_pay_10_every_refusal_changes_nothing(tag, reason):
 
 
 @pytest.mark.parametrize("action", ["pay", "earn"])
-def test_itm_pay_9_no_currencies(action):
+def test_itm_pay_9_itm_earn_3_no_currencies(action):
+    """ITM-PAY-9, ITM-EARN-3: a pay or an earn in a ruleset without currencies is refused
+    ``no-currencies`` and changes nothing (``unknown-coin``: the refusals above)."""
     document = fixture_json("rulesets/harrow.json")
     document["items"]["currencies"] = []
     document["items"]["lootTables"] = []
@@ -187,17 +191,29 @@ def test_a_layer_that_removes_a_coin_makes_it_unknown():
     assert new is state
 
 
-def test_itm_earn_2_earning_adds_that_coin_unconverted():
+def test_itm_earn_1_2_earning_adds_that_coin_unconverted():
+    """ITM-EARN-1: ``action="earn"`` with the pay's ``amount`` and ``who=``; ITM-EARN-2: an
+    add of that coin, not converted."""
     state = party_with({"penny": 3})
     new, [reply] = answer(GAME, state, '[inventory: action="earn" amount="24 pennies" who="Ada"]')
     assert reply.ok and reply.text == "Ada receives 24 pennies."
     assert purse_of(new) == {"penny": 27}
 
 
-def test_itm_money_8_one_coin_is_named_with_one():
+def test_itm_money_8_itm_cur_7_one_coin_is_named_with_one():
+    """ITM-MONEY-8, ITM-CUR-7: one coin is named with ``one``; without ``one`` its ``label``
+    names one coin too."""
     state = party_with({})
     _, [reply] = answer(GAME, state, '[inventory: action="earn" amount="1 penny"]')
     assert reply.text == "Ada receives 1 penny."
+    document = fixture_json("rulesets/harrow.json")
+    for family in document["items"]["currencies"]:
+        for unit in family["units"]:
+            unit.pop("one", None)
+    game = load_ruleset(document)
+    state = start_state(game, fixture_json("parties/harrow.json"))
+    _, [reply] = answer(game, state, '[inventory: action="earn" amount="1 penny" who="Ada"]')
+    assert reply.text == "Ada receives 1 pennies."
 
 
 def test_itm_money_9_journal_lists_spending_and_income():
@@ -221,9 +237,55 @@ def test_itm_money_7_cost_text():
     assert cost_text(GAME, Cost(amount=1, unit="shilling")) == "costs 1 shilling"
 
 
-def test_coins_stay_stacks_named_by_label():
+def test_itm_money_1_itm_cur_6_9_coins_are_stacks_named_by_their_label():
+    """ITM-MONEY-1, ITM-CUR-9: a coin is a stack in a bag like any other, one stack per coin;
+    ITM-CUR-6: named by its ``label`` for any number of it."""
     new, _ = answer(GAME, party_with({}), '[inventory: action="earn" amount="2 shillings"]')
     assert ("shillings", 2) in bag(new, "Ada")
+    new, _ = answer(GAME, new, '[inventory: action="earn" amount="1 shilling"] '
+                               '[inventory: action="earn" amount="1 crown"]')
+    ada = new.characters[0]
+    coins = [(s.name, s.coin, s.count) for s in ada.bag if s.coin is not None]
+    assert coins == [("shillings", "shilling", 3), ("crowns", "crown", 1)]
+    assert [s.coin for s in ada.bag].count("shilling") == 1
+
+
+def test_itm_money_10_the_instructions_name_the_coins_and_pay_and_earn():
+    """ITM-MONEY-10: the instructions list the coins and teach pay and earn; a ruleset
+    without coins is taught neither."""
+    from engine.text.prompt import instructions
+    taught = instructions(GAME)
+    assert '[inventory: action="pay" amount="2 pennies"]' in taught
+    assert '[inventory: action="earn" amount="5 pennies"]' in taught
+    assert "  Coins: pennies, shillings, crowns." in taught
+    document = fixture_json("rulesets/harrow.json")
+    document["items"]["currencies"] = []
+    document["items"]["lootTables"] = []
+    for entry in document["catalogs"][0]["entries"]:
+        entry["item"].pop("cost", None)
+    document["catalogs"][0]["entries"][8]["item"]["service"] = False
+    document["layers"] = []
+    untaught = instructions(load_ruleset(document))
+    assert 'action="pay"' not in untaught and 'action="earn"' not in untaught
+    assert "Coins:" not in untaught
+
+
+def held_rope(state) -> int:
+    return sum(n for name, n in bag(state, "Ada") if name == "Rope")
+
+
+def test_itm_money_11_without_a_market_buying_is_a_pay_and_an_add():
+    """ITM-MONEY-11: with no market, buying is a pay followed by an add; ``buy`` is refused
+    (``no-market``) and changes nothing."""
+    state = party_with({"shilling": 2})
+    new, replies = answer(GAME, state, '[inventory: action="pay" amount="1 shilling"] '
+                                       '[inventory: action="add" item="Rope" who="Ada"]')
+    assert [r.ok for r in replies] == [True, True]
+    assert purse_of(new) == {"shilling": 1}
+    assert held_rope(new) == held_rope(state) + 1
+    same, [reply] = answer(GAME, state, '[inventory: action="buy" item="Rope"]')
+    assert (reply.ok, reply.reason, same is state) == (False, "no-market", True)
+    assert reply.text == "This ruleset has no market: use pay and add, or earn and remove, instead."
 
 
 purses = st.fixed_dictionaries({c: st.integers(0, 30) for c, _ in COINS})

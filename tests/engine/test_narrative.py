@@ -407,7 +407,8 @@ def test_the_combat_block_shows_momentum_ranks_gaps_and_announced_strikes() -> N
     assert "Ogre (foe, rank B): hp 70/70; gap Ada: Suicide." in block
     assert "Ada (hero, rank C): hp 10/10" in block
     assert "Announced, landing next round: Ogre → Ada" in block
-    assert 'tactics="poor|standard|good|excellent|perfect"' in block
+    assert 'tactics="good" risk="moderate"]. tactics=: poor, standard, good, excellent, ' \
+        "perfect." in block  # issue 39: one grade in the tag, the others listed beside it
 
 
 def test_a_dice_highest_ruleset_without_a_combat_block_fights_with_the_defaults() -> None:

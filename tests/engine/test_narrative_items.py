@@ -97,6 +97,8 @@ def test_itm_cls_4_the_share_from_the_average(amount, mean, part) -> None:
 
 
 def test_itm_cls_2_4_8_an_attack_item_hurts_the_only_foe_by_its_share() -> None:
+    """ITM-SHOW-8 (with ITM-CLS-18 below): in a narrative fight an item with ``use`` does what
+    its ``use`` says (the pebble's attack)."""
     after, done = use('[inventory: action="use" item="Pebble"]')
     # 1/20 of 70 = 3.5, rounded half up
     assert done.ok and (done.record["damage"], done.record["share"]) == (4, "1/20")
@@ -183,6 +185,7 @@ def test_itm_cls_15_17_a_failed_gate_uses_it_up_for_nothing() -> None:
 
 
 def test_itm_cls_18_no_use_or_a_heal_without_amount_does_nothing() -> None:
+    """ITM-CLS-18, ITM-SHOW-8: an item without ``use`` does nothing in the fight."""
     for name in ("Note", "Rope"):
         state = START.with_bag(0, (*hero(START, "Ada").bag, Stack(name="Rope",
                                                                   item="kit/rope", count=1)))

@@ -379,12 +379,13 @@ def test_itm_cls_14_an_item_worn_by_its_wearer_is_never_drawn_on() -> None:
 def test_d100_role_1_3_the_instructions_teach_edge_flair_and_tend() -> None:
     """D100-DMG-3, D100-MOM-5, D100-PARTY-7: the GM is taught the grades it may write for
     them (the words the engine reads), in the fight's lines of the instructions."""
+    from engine.actions.examples import Party
     from engine.actions.fight_narrative import teach_fight
 
-    taught = "\n".join(teach_fight(GAME))
-    assert 'edge="better|superior"' in taught
-    assert 'flair="creative|cooperative"' in taught
-    assert 'how="tend" for="<ally>"' in taught
+    taught = "\n".join(teach_fight(GAME, Party(("Ada", "Bram the Quiet"))))
+    assert "edge= (better, superior)" in taught  # issue 39: listed, never inside a tag
+    assert "flair= (creative, cooperative)" in taught
+    assert "tend with for= a downed ally" in taught
 
 
 def test_cmb_hp0_3_a_hero_dead_without_a_zero_hp_rule_stays_down_when_healed() -> None:

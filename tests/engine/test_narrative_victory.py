@@ -187,3 +187,22 @@ def test_want_twice_and_without_a_record_are_refused() -> None:
     assert refusal.reason == reasons.ALREADY and again is state
     none, refusal = event(START, {"action": "want", "item": "Rope"}, "Ada")
     assert refusal.reason == reasons.NO_SPOILS and none is START
+
+
+def test_itm_loot_13_felled_foes_of_a_narrative_fight_drop_nothing() -> None:
+    """ITM-LOOT-13: a fight the engine does not resolve by the ruleset's own combat rules (a
+    narrative fight) has no creatures of the bestiary, so even a template that names a loot
+    table drops nothing when its foe falls; only the GM's ``[loot:]`` in the victory reply
+    brings loot (D100-PARTY-10)."""
+    document = copy.deepcopy(fixture_json("rulesets/harrow.json"))
+    document["combat"] = {"narrative": {}, "templates": [
+        {"role": "beast", "tracks": {"hp": "1"}, "loot": "mill_cache",
+         "combat": {"defence": "10", "attack": "0", "damage": "1"}}]}
+    game = load_ruleset(document)
+    state, _ = answer(game, START, RATS)
+    for n in range(1, 200):
+        after, answers = answer(game, state, '[attack: who="Ada" target="Rat"]', (0, n))
+        if after.encounter is None:
+            break
+    assert "end:victory" in answers[0].record["events"] and "loot" not in answers[0].record
+    assert [c.bag for c in after.characters] == [c.bag for c in state.characters]

@@ -11,6 +11,7 @@ import pytest
 from helpers import answer, fell, fixture_json
 
 from engine import load_ruleset, start_state
+from engine.actions.examples import party_of
 from engine.dice import Stream
 from engine.rules.fight import attacks_left
 from engine.rules.sheet import SheetView
@@ -65,8 +66,8 @@ def with_character(state: State, name: str, **changes: object) -> State:
 # --- out of a fight: only how to start one --------------------------------------------------
 
 def test_out_of_a_fight_the_gm_learns_only_how_to_start_one() -> None:
-    taught = instructions(GAME)
-    assert '[combat: op="start" foe="<name>" role="<role>"' in taught
+    taught = instructions(GAME, party=party_of(START))
+    assert '[combat: op="start" foe="Wolf" role="standard" tier="1" count="2"]' in taught
     assert "roles: standard, minion" in taught
     assert "[attack:" not in taught and 'op="end"' not in taught
     context = gm_context(GAME, START)
@@ -245,20 +246,22 @@ def test_a_hero_with_no_attack_in_any_action_is_told_so() -> None:
 # --- the combat lines -----------------------------------------------------------------------
 
 def test_in_a_fight_the_gm_gets_the_combat_lines_under_the_block() -> None:
-    block = combat_block(GAME, fighting())
+    """Each line shows a tag filled from the party and the example fight's wolves (issue 39);
+    the condition line stays in the instructions, which a fight keeps, and is not repeated."""
+    state = fighting()
+    block = combat_block(GAME, state)
     lines = block.splitlines()
     taught = "\n".join(lines[lines.index(next(x for x in lines if x.startswith("How to fight"))):])
-    for form in ('[attack: who="<hero>" target="<foe>" with="<worn weapon>" action="<budget>" '
-                 'range="near|far"]',
-                 '[attack: who="<foe>" target="<hero>"]',
-                 '[combat: op="join" foe="<name>"',
-                 '[combat: op="condition" who="<name>" add="<condition>" rounds="<n>" '
-                 'save="<save>" dc="<n>"]',
-                 '[combat: op="end" outcome="victory|defeat|fled|truce"]',
-                 "Write no numbers: the engine rolls",
-                 'budgets: "action" (Action), "bonus" (Bonus action)',
-                 "conditions: paralyzed"):
+    for form in ('[attack: who="Brannoc" target="Wolf 1"]',
+                 "action= the turn action it spends (action (Action), bonus (Bonus action))",
+                 '[attack: who="Wolf 2" target="Brannoc"]',
+                 '[combat: op="join" foe="Wolf" role="standard" tier="1"] (roles: standard, '
+                 "minion)",
+                 '[combat: op="end" outcome="fled"] (or victory, defeat, truce)',
+                 "Write no numbers: the engine rolls"):
         assert form in taught, form
+    assert 'op="condition"' not in taught
+    assert state_context(GAME, state).count('op="condition"') == 1
 
 
 def test_a_ruleset_without_conditions_gets_no_condition_line() -> None:
@@ -266,7 +269,7 @@ def test_a_ruleset_without_conditions_gets_no_condition_line() -> None:
         document["conditions"] = []
         document["combat"]["conditions"] = []
     game = game_with(plain)
-    assert 'op="condition"' not in combat_block(game, fighting(game))
+    assert 'op="condition"' not in state_context(game, fighting(game))
 
 
 def test_the_block_is_the_same_for_the_same_state() -> None:

@@ -3,20 +3,22 @@ DESIGN.md "Combat" → "Prompt"; engine/actions/fight_use_teach.py): ``target=``
 ``[inventory: action="use"]`` is taught with the COMBAT block's lines, so only while a fight
 is on, and only where the ruleset has an item with a use. On fixtures/rulesets/
 ember-fights.json (the fire flask, poultice, dawn bell, …) and skirmish-foes.json (no item with
-a use)."""
+a use). The line shows the ruleset's first usable item aimed as its use is: ember-fights'
+poultice heals an ally, so the example names the party's second member (issue 39)."""
 
 from __future__ import annotations
 
 from helpers import answer, fixture_json
 
 from engine import load_ruleset, start_state
-from engine.actions.fight_use_teach import USE_LINE
+from engine.actions.fight_use_teach import USE_TAIL
 from engine.text.fight import combat_block
 from engine.text.prompt import gm_context, instructions
 
 GAME = load_ruleset(fixture_json("rulesets/ember-fights.json"))
 START = start_state(GAME, fixture_json("parties/ember-fights.json"))
-TAUGHT = '[inventory: action="use" item="<item>" who="<hero>" target="<foe>, <foe>"]'
+TAUGHT = '[inventory: action="use" item="Poultice" who="Ada" target="Juno"]'
+USE_LINE = f"- A hero uses an item in the fight: {TAUGHT}{USE_TAIL}"
 
 
 def _fighting(game=GAME, state=START):

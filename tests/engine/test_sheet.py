@@ -90,7 +90,7 @@ def test_itm_istat_18_outside_a_game_itemstat_reads_its_default():
     assert SheetView(GAME, None).value(ValueRef(item_stat={"stat": "guard", "default": 2})) == 2
 
 
-def test_itm_abil_2_set_is_at_least(state):
+def test_itm_abil_1_2_set_is_at_least(state):
     gloves, _ = answer(GAME, state, '[inventory: action="add" item="Oxhide gloves" who="Bram the Quiet"] '
                                     '[inventory: action="equip" item="Oxhide gloves" who="Bram the Quiet"]')
     assert effective_abilities(GAME, gloves.characters[1], gloves)["brawn"] == 4

@@ -103,13 +103,13 @@ def take(state, **event):
                        TurnContext(state.seed, (0, 0)))
 
 
-def test_itm_gear_3_listing_puts_fitting_gear_first():
+def test_itm_gear_3_4_listing_puts_fitting_gear_first_and_offers_every_gear():
     state = party(fighter_level=1)
     assert [g.id for g in starting_gear_for(GAME, state.characters[0])] == ["fighter", "acolyte"]
     assert [g.id for g in starting_gear_for(GAME, state.characters[1])] == ["acolyte", "fighter"]
 
 
-def test_the_spec_fighter_example_chain_mail_and_a_longsword():
+def test_itm_gear_5_the_spec_fighter_example_chain_mail_and_a_longsword():
     state = party()
     new, answer = take(state, gear="fighter", choices=["Chain mail", "Pick one"],
                        oneOf=["Longsword"])
@@ -182,7 +182,7 @@ def test_itm_gear_13_gear_without_group_is_its_own_group():
     assert answer.ok
 
 
-def test_itm_gear_16_too_heavy_is_refused_whole_naming_the_weight_and_the_room():
+def test_itm_gear_15_16_too_heavy_is_refused_whole_naming_the_weight_and_the_room():
     document = copy.deepcopy(RULESET)
     document["items"]["carry"]["limit"] = {"const": 60}
     game = load_ruleset(document)
@@ -218,7 +218,7 @@ def test_itm_gear_19_nothing_left_is_refused():
     ({"gear": "fighter", "choices": "0,0"}, "bad-selection"),
     ({"gear": "acolyte", "who": "Nobody"}, "unknown-character"),
 ])
-def test_every_refusal_changes_nothing(event, reason):
+def test_itm_gear_15_every_refusal_changes_nothing(event, reason):
     state = party()
     new, answer = take(state, **event)
     assert (answer.ok, answer.reason) == (False, reason), answer.text
@@ -239,3 +239,13 @@ def test_taking_gear_replays_from_the_transcript():
     assert first.answers[1].answer.tag.kind == "event"
     assert bag(first.state, "Bram")[0] == ("Shield", 1)
     assert json.dumps(first.to_json()) == json.dumps(second.to_json())
+
+
+def test_itm_gear_2_starting_gear_is_never_handed_out_by_itself():
+    """ITM-GEAR-2: a game of a ruleset with starting gear begins with the bags the party file
+    gives (empty here), and a reply that only talks about gear hands nothing out."""
+    from helpers import answer
+    state = party()
+    assert [c.bag for c in state.characters] == [(), ()]
+    new, answers = answer(GAME, state, "You may take the fighter's kit: shield and chain mail.")
+    assert answers == [] and new.characters == state.characters

@@ -132,7 +132,8 @@ def test_itm_use_12_using_the_last_one_removes_the_stack() -> None:
 
 # --- ITM-OUT-5, ITM-USE-13/19: restore -----------------------------------------------------
 
-def test_itm_out_5_warming_tonic_heals_and_restores_resolve() -> None:
+def test_itm_out_1_5_warming_tonic_heals_and_restores_resolve() -> None:
+    """ITM-OUT-1: the use the tonic has in a fight works outside one, its ``restore`` too."""
     game = grave()
     doc = fixture_json("parties/gravewatch.json")
     doc["characters"][1]["pools"] = {"health": 5, "resolve": 2}
@@ -464,3 +465,26 @@ def test_bad_item_names_are_refused_not_raised(item: str) -> None:
         assert result.ok
     else:
         assert new is state and not result.ok
+
+
+def test_itm_out_2_the_use_event_and_the_gms_use_tag_do_the_same() -> None:
+    """ITM-OUT-2: the host's Use (an event) and the GM's ``[inventory: action="use"]`` both
+    do what the poultice does to Juno, with the engine's dice: 1d4 + 1 healed, one used."""
+    import re
+    game = ember()
+    state = ember_party(game)
+    shape = re.compile(r"Juno uses Poultice: heals (\d) \(Grit (\d+)/11\)\. 1 left\.")
+    for turn in range(8):
+        ctx = TurnContext(state.seed, (3, turn))
+        by_event, event_result = apply_event(game, state, {"action": "use", "item": "Poultice"},
+                                             "Juno", ctx)
+        by_tag, [tag_result] = answer(game, state, '[inventory: action="use" item="Poultice" '
+                                                   'who="Juno"]', (3, turn))
+        for new, result in ((by_event, event_result), (by_tag, tag_result)):
+            found = shape.fullmatch(result.text)
+            assert result.ok and found is not None, result.text
+            healed = int(found.group(1))
+            assert 2 <= healed <= 5
+            assert person(new, "Juno").pools["health"] == person(state, "Juno").pools[
+                "health"] + healed
+            assert [s.count for s in person(new, "Juno").bag if s.name == "Poultice"] == [1]

@@ -300,7 +300,7 @@ def test_a_ruleset_without_tracks_shows_the_block_as_before() -> None:
     state = start_state(game, fixture_json("parties/harrow.json"))
     text = gm_context(game, state)
     assert "wound" not in text.casefold()
-    assert "gmtags rolls the dice and applies conditions, worn and carried items itself" in text
+    assert "gmtags rolls the dice and applies conditions and items itself" in text
 
 
 # --- party files ---------------------------------------------------------------------------------

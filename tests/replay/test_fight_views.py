@@ -37,7 +37,7 @@ def test_gmtags_prompt_mid_fight_shows_the_combat_block() -> None:
     assert "COMBAT (round 4 fought; the next reply with an attack is round 5)" in text
     assert "2. Goblin (foe: standard, tier 1; initiative 15): FELLED (hp 0/14)" in text
     assert "4. Rat 2 (foe: minion, tier 1; initiative 3): hp 1/1; defence 10" in text
-    assert '[attack: who="<foe>" target="<hero>"]' in text
+    assert '- A foe attacks: [attack: who="Wolf 2" target="Brannoc"]' in text
     assert text.index("COMBAT (") < text.index("LAST ANSWERS")
 
 

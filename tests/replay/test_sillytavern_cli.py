@@ -17,7 +17,7 @@ from helpers import ROOT
 from replay.cli import main
 from replay.sillytavern_cli import MARK, extension_version
 
-SHIPPED = ROOT / "sillytavern" / "gmtags"
+SHIPPED = ROOT / "sillytavern-extension" / "gmtags"
 RECORDED = ROOT / "tests" / "fixtures" / "sillytavern"
 
 

@@ -46,6 +46,10 @@ ROWS = [
     # two brackets on a line
     ('[loot: table="x" | ok="true"] and [place: name="A" | ok="true" text="At A."] x',
      '[loot: table="x"] and [place: name="A"] x'),
+    # what a model made of the mid-reply line: a mark with words, no quotes
+    (' picked up the lantern. | answered=I picked up the silver lantern.\nNext.',
+     " picked up the lantern.\nNext."),
+    ('Done | text=You found it | ok=true then', "Done"),
     # prose: no part
     ("A table | ok | no.", "A table | ok | no."),
     ("[Choose: fight | flee] or [note: a | b]", "[Choose: fight | flee] or [note: a | b]"),
@@ -74,6 +78,7 @@ def test_read_in_pieces_it_gives_what_the_whole_text_gives(written: str, shown: 
 
 FRAGMENTS = st.sampled_from([
     "[", "]", "|", " | ", '"', "“", "”", "\\", "\n", " ", "ok=", ' ok="true"', ' text="t"',
+    "| answered=I did it", "text=", " ans", "| t", "a b c",
     "[loot:", "[inventory: action=\"add\" item=\"Rope\"", "[Battle:", "answered=", "x",
     'a="b"', "\\]", "[Note: a", "|ok=", "] ", "dc=9",
 ])

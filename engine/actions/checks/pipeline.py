@@ -34,6 +34,7 @@ from ...ruleset.versions import version_tuple
 from ..answers import Answer, accepted, refused
 from ..attrs import NUMERAL, RAW, WHO
 from ..declare import Needs, Request, action, attr, request
+from ..examples import Party, example
 from . import against, highest, outcomes, pool, sum, symbols
 
 MAX_PURCHASES = 100  # CHK-TAL-11: an entry bought per price paid, bounded like a sheet limit
@@ -300,13 +301,17 @@ def roll_check(game: Game, state: State, who: int, attrs: Mapping[str, str],
                        "automatic": True})
         return state, Checked(True, f"{character.name}: {label} fails without a roll "
                                     f"({record['from']}).", record)
+    effect_total, effect_faces = applied.roll(ctx.stream(purpose, "effects"))  # ITM-CHK-3
+    if effect_faces:
+        record["effects"] = f"{applied.flat + effect_total:+d}"
+        record["effectDice"] = effect_faces
     sheet_number = part + rank + bonus
     bought = purchases(game, effective, character, view, attrs, sheet_number)
     rolls_twice = isinstance(effective, SumResolution) and effective.advantage
     request = CheckRead(
         who=character.name, kind=kind, ident=ident, label=label, attrs=attrs, view=view,
         ability=ability, ability_part=part, rank=rank, own_bonus=bonus,
-        with_ability=with_ability, flat=applied.flat + added, dice=tuple(applied.dice),
+        with_ability=with_ability, flat=applied.flat + effect_total + added,
         lean=applied.lean((attrs.get("mode") or "").strip().lower(), rolls_twice),
         bought_dice=bought.dice, bought_successes=bought.successes,
         bought_reroll=bought.reroll, entry=bought.entry)
@@ -380,7 +385,7 @@ Resolver = Callable[[Game, Any, CheckRead, TurnContext, str], "Rolled | None"]
 
 def _sum(game: Game, res: SumResolution, request: CheckRead, ctx: TurnContext,
          purpose: str) -> Rolled | None:
-    return sum.resolve(res, request, ctx.stream(purpose, "dice"), ctx.stream(purpose, "effects"))
+    return sum.resolve(res, request, ctx.stream(purpose, "dice"))
 
 
 def _pool(game: Game, res: PoolResolution, request: CheckRead, ctx: TurnContext,
@@ -426,10 +431,11 @@ def value_check(game: Game, state: State, character: Character, value: ValueRef,
     view = SheetView(game, character, state)
     applied = collect(game, state, character, view, "ability", "")
     rolls_twice = isinstance(res, SumResolution) and res.advantage
+    effect_total, _ = applied.roll(ctx.stream("skill_check", "effects"))  # ITM-CHK-3
     request = CheckRead(who=character.name, kind="ability", ident="", label=label,
                       attrs={"dc": str(difficulty)}, view=view, ability=None,
                       ability_part=view.value(value), rank=0, own_bonus=0,
-                      flat=applied.flat, dice=tuple(applied.dice),
+                      flat=applied.flat + effect_total,
                       lean=applied.lean(asked, rolls_twice))
     return resolve_request(game, res, request, ctx)
 
@@ -446,7 +452,7 @@ def _check_attr(help: str) -> str | None:
 
 
 def _number_attr(help: str) -> str | None:
-    """A number of the check, read from a labelled value too (``dc="DC 10"``, issue 39);
+    """A number of the check, read from a labelled value too (``dc="DC 10"``);
     anything else that is no whole number is ignored (OQ-CHK-16)."""
     return attr(NUMERAL, help)
 
@@ -491,6 +497,7 @@ CHECK_RECORD = {
     "with": "the ability with= used instead (CHK-TAG-16)",
     "override": "the override that applied (CHK-OVR-A1)",
     "effects": "what conditions and items added, signed (ITM-CHK-8)",
+    "effectDice": "the dice of those modifiers, as rolled (ITM-CHK-3)",
     "from": "where those effects came from", "automatic": "a check failed automatically",
     "success": "whether it succeeded", "rolls": "the dice rolled", "total": "the result",
     "dc": "the difficulty", "critical": "success or failure, when critical",
@@ -515,20 +522,60 @@ CHECK_RECORD = {
 }
 
 
-def _teach_check(game: Game) -> list[str]:
-    """How to ask for a check, naming the ruleset's skills and saves (checks.md Appendix A)."""
+def _teach_check(game: Game, party: Party) -> list[str]:
+    """How to ask for a check: an example on the ruleset's first skill (not one only a fight
+    rolls) with a sensible difficulty, then its skills and saves (checks.md Appendix A)."""
     sheet = game.ruleset.sheet
-    lines = ['- Check: [skill_check: skill="<skill>" dc="<difficulty>" who="<character>"] '
-             '(or save="<save>" / ability="<ability>" instead of skill=).']
-    if sheet.skills:
-        lines.append("  Skills: " + ", ".join(s.label for s in sheet.skills) + ".")
+    fight_only = combat_only(game)
+    skills = [s.label for s in sheet.skills if s.id.casefold() not in fight_only]
+    difficulty, ladder = _difficulty(game)
+    named: dict[str, str | None] = (
+        {"skill": skills[0]} if skills else {"save": sheet.saves[0].label} if sheet.saves
+        else {"ability": sheet.abilities[0].label} if sheet.abilities else {})
+    line = ("- A risky act the rules decide: "
+            + example("skill_check", **named, **difficulty, who=party.hero))
+    others = [f'save="{sheet.saves[0].label}"'] if sheet.saves and skills else []
+    if sheet.abilities and skills:
+        others.append(f'ability="{sheet.abilities[0].label}"')
+    lines = [line + (f" ({' or '.join(others)} instead of skill=)" if others else "")]
+    listed = [f"Skills: {', '.join(skills)}."] if skills else []
     if sheet.saves:
-        lines.append("  Saves: " + ", ".join(s.label for s in sheet.saves) + ".")
+        listed.append("Saves: " + ", ".join(s.label for s in sheet.saves) + ".")
+    if ladder:
+        listed.append(ladder)
+    lines += [f"  {one}" for one in listed]
     # ITM-CHK-10: the engine applies conditions and items itself; the GM must not add them.
     wounds = "wound penalties, " if any(t.penalties for t in game.ruleset.live.tracks) else ""
-    lines.append(f"  gmtags rolls the dice and applies {wounds}conditions, worn and carried "
-                 "items itself: never add those modifiers yourself, never write the result.")
+    lines.append(f"  gmtags rolls the dice and applies {wounds}conditions and items itself: add "
+                 "no modifiers, write no result.")
     return lines
+
+
+def _difficulty(game: Game) -> tuple[dict[str, str | None], str]:
+    """The difficulty an example check writes — the middle step of the ruleset's ladder, else
+    what suits its dice — and the sentence naming the ladder's steps (or what ``dc=`` counts)."""
+    res = game.ruleset.resolution
+    if isinstance(res, AgainstResolution):  # CHK-RA-8: dc= only shifts; a step is named
+        steps = ", ".join(s.label for s in res.difficulty_ladder)
+        return {}, f"Harder checks name a difficulty= ({steps})." if steps else ""
+    if isinstance(res, PoolResolution):  # CHK-TAG-1: the successes needed
+        pool_steps = res.difficulty_ladder
+        needed = pool_steps[(len(pool_steps) - 1) // 2].successes if pool_steps else 2
+        shown = ": " + ", ".join(f"{s.label} {s.successes}" for s in pool_steps)
+        return {"dc": str(needed)}, f"dc= is the successes needed{shown if pool_steps else ''}."
+    ladder = res.difficulty_ladder if res is not None else []
+    if ladder:
+        middle = ladder[(len(ladder) - 1) // 2].dc
+    elif isinstance(res, SumResolution):  # a little above the dice's average
+        middle = res.dice.count * (res.dice.sides + 1) // 2 + 2
+    elif isinstance(res, HighestResolution):
+        middle = max(1, res.die.sides - 2)
+    else:  # a symbol pool's difficulty dice (CHK-SYM-A5)
+        middle = 2
+    steps = ", ".join(f"{s.label} {s.dc}" for s in ladder)
+    if isinstance(res, SymbolResolution):
+        return {"dc": str(middle)}, f"dc= is the difficulty dice{': ' + steps if steps else ''}."
+    return {"dc": str(middle)}, f"Difficulties: {steps}." if steps else ""
 
 
 @action("skill_check", None, SkillCheck, teach=_teach_check, record=CHECK_RECORD,
@@ -573,7 +620,7 @@ def _written(attrs: Mapping[str, str]) -> str | None:
 def _as_meant(attrs: dict[str, str]) -> tuple[str, ...]:
     """Read ``mode=`` as the GM meant it (issue 28), in place; the notes say what was read
     so: ``mode="with advantage"`` is ``advantage``; a mode that is neither advantage nor
-    disadvantage is dropped. (A labelled ``dc=`` is read by its reader, issue 39.)"""
+    disadvantage is dropped. (A labelled ``dc=`` is read by its reader.)"""
     notes: list[str] = []
     mode = attrs.get("mode")
     if mode is not None:

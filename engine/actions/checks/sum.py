@@ -30,7 +30,7 @@ def one_roll(res: SumResolution, stream: Stream) -> tuple[int, list[int]]:
     return total, faces
 
 
-def resolve(res: SumResolution, request: CheckRead, stream: Stream, extra: Stream) -> Rolled | None:
+def resolve(res: SumResolution, request: CheckRead, stream: Stream) -> Rolled | None:
     """CHK-SUM-A1..A9; None when the check names no difficulty (OQ-CHK-10)."""
     dc, _ = dc_from(request.attrs, res.difficulty_ladder)
     by_total = res.outcomes is not None and res.outcomes.by == "total"
@@ -43,14 +43,7 @@ def resolve(res: SumResolution, request: CheckRead, stream: Stream, extra: Strea
         rolls += other_faces
         if (other > total) if request.lean > 0 else (other < total):
             total, faces = other, other_faces
-    modifier_dice: list[int] = []
-    for expr, sign in request.dice:  # ITM-CHK-3: modifier dice are rolled and added
-        for _ in range(expr.count):
-            face = extra.die(expr.sides)
-            modifier_dice.append(face)
-            total += sign * face
-        total += sign * expr.modifier
-    modifier = int(request.sheet) + request.flat
+    modifier = int(request.sheet) + request.flat  # ITM-CHK-3: with the modifiers' dice
     total += modifier
     first = faces[0]
     naturals = res.naturals
@@ -64,8 +57,6 @@ def resolve(res: SumResolution, request: CheckRead, stream: Stream, extra: Strea
     record: dict[str, object] = {"resolution": "sum", "modifier": modifier}
     if len(rolls) != len(faces):
         record["kept"] = faces
-    if modifier_dice:
-        record["effectDice"] = modifier_dice
     notices = []
     if first in res.unmodified:  # CHK-SUM-16/17, OQ-CHK-9
         record["unmodified"] = str(first)

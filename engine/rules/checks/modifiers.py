@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ...dice import DiceExpr, parse_dice
+from ...dice import DiceExpr, Stream, parse_dice
 from ...ruleset.effects import Effects, Requirement
 from ...ruleset.items import Item
 from ...ruleset.sheet import Condition
@@ -32,6 +32,20 @@ class Applied:
     disadvantage: int = 0
     fails: bool = False
     names: list[str] = field(default_factory=list)
+
+    def roll(self, stream: Stream) -> tuple[int, list[int]]:
+        """ITM-CHK-3/11: the modifiers' dice rolled — their signed total (``minus`` subtracts
+        them), which a check adds like the flat number (to a sum's total, as dice to a pool),
+        and the faces in the order drawn."""
+        total = 0
+        faces: list[int] = []
+        for expr, sign in self.dice:
+            for _ in range(expr.count):
+                face = stream.die(expr.sides)
+                faces.append(face)
+                total += sign * face
+            total += sign * expr.modifier
+        return total, faces
 
     def lean(self, asked: str | None, rolls_twice: bool) -> int:
         """ITM-CHK-5/6: any advantage and any disadvantage cancel; only a ruleset that rolls

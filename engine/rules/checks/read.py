@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
-from ...dice import DiceExpr
 from ...ruleset.resolution import DcStep, EntryCheck, Range, RerollRule
 from ..sheet import SheetView
 
@@ -92,8 +91,7 @@ class CheckRead:
     rank: float  # the tier contribution (CHK-GEN-10)
     own_bonus: float  # the skill's own sheet bonus (DESIGN.md "Sheet model")
     with_ability: str | None = None  # recorded when with= replaced or added (CHK-TAG-16)
-    flat: int = 0  # ITM-CHK-3: flat modifiers (a sum's number, a pool's dice)
-    dice: tuple[tuple[DiceExpr, int], ...] = ()  # modifier dice and their sign (+1/-1)
+    flat: int = 0  # ITM-CHK-3: modifiers, their dice rolled (a sum's number, a pool's dice)
     lean: int = 0  # +1 roll twice keep the higher, -1 the lower, 0 once (ITM-CHK-5/6)
     bought_dice: int = 0  # CHK-POOL-A3 D
     bought_successes: int = 0  # CHK-POOL-A17

@@ -1,6 +1,6 @@
 // A stand-in for SillyTavern's page, for the gmtags panel's browser tests (issue 41).
 //
-// It offers exactly the SillyTavern API the panel uses (sillytavern/gmtags/st_api.json):
+// It offers exactly the SillyTavern API the panel uses (sillytavern-extension/gmtags/st_api.json):
 // SillyTavern.getContext() with the chat, an event emitter and SillyTavern's event names,
 // messageFormatting with the hazards real SillyTavern has ("…" becomes <q>, *x* <em>,
 // private-use characters are dropped, classes are prefixed "custom-"), #chat .mes[mesid]

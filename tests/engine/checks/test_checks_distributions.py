@@ -40,7 +40,7 @@ def test_chk_sum_a10_two_d6_plus_the_sheet_number() -> None:
     res = _sum_game()
     g = game("sum-2d6")
     req = request(g, sheet=3, attrs={"dc": "9"})
-    extra = draws(lambda s: _sure(dice_sum.resolve(res, req, s, s)), lambda r: r.value)
+    extra = draws(lambda s: _sure(dice_sum.resolve(res, req, s)), lambda r: r.value)
     assert_law(extra, {k + 3: p for k, p in convolve(D6, D6).items()})
 
 
@@ -49,7 +49,7 @@ def test_chk_sum_9_fudge_faces_have_the_law_of_fate() -> None:
     req = request(game("sum-2d6"), attrs={"dc": "0"})
     fudge = uniform([-1, 0, 1])
     law = convolve(convolve(fudge, fudge), convolve(fudge, fudge))
-    assert_law(draws(lambda s: _sure(dice_sum.resolve(res, req, s, s)), lambda r: r.value), law)
+    assert_law(draws(lambda s: _sure(dice_sum.resolve(res, req, s)), lambda r: r.value), law)
 
 
 def test_chk_sum_a12_advantage_keeps_the_higher_total() -> None:
@@ -57,14 +57,14 @@ def test_chk_sum_a12_advantage_keeps_the_higher_total() -> None:
     req = request(game("sum-2d6"), attrs={"dc": "7"}, lean=1)
     two = convolve(D6, D6)
     law = convolve(two, two, max)
-    assert_law(draws(lambda s: _sure(dice_sum.resolve(res, req, s, s)), lambda r: r.value), law)
+    assert_law(draws(lambda s: _sure(dice_sum.resolve(res, req, s)), lambda r: r.value), law)
 
 
 def test_itm_chk_5_disadvantage_keeps_the_lower_total() -> None:
     res = _sum_game()
     req = request(game("sum-2d6"), attrs={"dc": "7"}, lean=-1)
     two = convolve(D6, D6)
-    assert_law(draws(lambda s: _sure(dice_sum.resolve(res, req, s, s)), lambda r: r.value),
+    assert_law(draws(lambda s: _sure(dice_sum.resolve(res, req, s)), lambda r: r.value),
                convolve(two, two, min))
 
 
@@ -100,7 +100,7 @@ def test_chk_sum_a11_open_ended_chain_matches_its_exact_law() -> None:
     res = _sum_game(dice={"count": 1, "sides": 10}, openEnded={"high": 9, "low": 2})
     req = request(game("sum-2d6"), attrs={"dc": "0"})
     law = _open_law(10, 9, 2)
-    assert_law(draws(lambda s: _sure(dice_sum.resolve(res, req, s, s)), lambda r: r.value), law)
+    assert_law(draws(lambda s: _sure(dice_sum.resolve(res, req, s)), lambda r: r.value), law)
 
 
 def test_chk_sum_a5_naturals_make_criticals_with_their_exact_odds() -> None:
@@ -108,7 +108,7 @@ def test_chk_sum_a5_naturals_make_criticals_with_their_exact_odds() -> None:
     req = request(game("sum-2d6"), attrs={"dc": "15"})
     law = {(True, "success"): Fraction(1, 20), (False, "failure"): Fraction(1, 20),
            (True, None): Fraction(5, 20), (False, None): Fraction(13, 20)}
-    assert_law(draws(lambda s: _sure(dice_sum.resolve(res, req, s, s)),
+    assert_law(draws(lambda s: _sure(dice_sum.resolve(res, req, s)),
                      lambda r: (r.success, r.critical)), law)
 
 

@@ -319,8 +319,8 @@ def test_chk_sum_4_5_6_a5_naturals(naturals: str | None, max_crit: bool, min_cri
     both critical, only as ``naturals`` says; leaving it out means no natural effects."""
     res = _sum(dice={"count": 1, "sides": 20}, naturals=naturals, outcomes=None, unmodified=None)
     g = game("sum-2d6")
-    high = sum_kind.resolve(res, request(g, attrs={"dc": "99"}), _stream([20]), _stream([]))
-    low = sum_kind.resolve(res, request(g, attrs={"dc": "-99"}), _stream([1]), _stream([]))
+    high = sum_kind.resolve(res, request(g, attrs={"dc": "99"}), _stream([20]))
+    low = sum_kind.resolve(res, request(g, attrs={"dc": "-99"}), _stream([1]))
     assert high is not None and low is not None
     assert (high.success, high.critical) == ((True, "success") if max_crit else (False, None))
     assert (low.success, low.critical) == ((False, "failure") if min_crit else (True, None))
@@ -360,8 +360,8 @@ def test_chk_sum_15_naturals_and_shift_read_the_first_die_of_a_chain() -> None:
     res = _sum(dice={"count": 1, "sides": 20}, openEnded={"high": 20, "low": 1},
                naturals="both", outcomes=None, unmodified=None)
     g = game("sum-2d6")
-    up = sum_kind.resolve(res, request(g, attrs={"dc": "99"}), _stream([20, 4]), _stream([]))
-    down = sum_kind.resolve(res, request(g, attrs={"dc": "-99"}), _stream([1, 7]), _stream([]))
+    up = sum_kind.resolve(res, request(g, attrs={"dc": "99"}), _stream([20, 4]))
+    down = sum_kind.resolve(res, request(g, attrs={"dc": "-99"}), _stream([1, 7]))
     assert up is not None and down is not None
     assert (up.value, up.critical, up.success, up.shift) == (24, "success", True, 1)
     assert (down.value, down.critical, down.success, down.shift) == (-6, "failure", False, -1)
@@ -371,7 +371,7 @@ def test_chk_sum_a3_advantage_keeps_the_higher_roll() -> None:
     """CHK-SUM-A3, OQ-CHK-7: both rolls are recorded, the higher total is kept."""
     res = _sum(outcomes=None, unmodified=None)
     req = request(game("sum-2d6"), attrs={"dc": "7"}, lean=1)
-    rolled = sum_kind.resolve(res, req, _stream([1, 2, 5, 4]), _stream([]))
+    rolled = sum_kind.resolve(res, req, _stream([1, 2, 5, 4]))
     assert rolled is not None
     assert (rolled.rolls, rolled.value, rolled.record["kept"]) == ([1, 2, 5, 4], 9, [5, 4])
 
@@ -715,6 +715,95 @@ def test_chk_high_a3_a11_a12_record_and_tiers_over_turns() -> None:
             "Partial success" if max(faces) >= 4 else "Bad outcome")
         assert record["outcome"] == want
 
+
+
+@pytest.mark.parametrize(("bonus", "dice", "used"), [
+    pytest.param("1", 4, 1, id="CHK-HIGH-15-help"),
+    pytest.param("+2", 5, 2, id="CHK-HIGH-15-max"),
+    pytest.param("5", 5, 2, id="CHK-HIGH-15-clamped-high"),
+    pytest.param("-1", 2, -1, id="CHK-HIGH-15-remove"),
+    pytest.param("-4", 2, -1, id="CHK-HIGH-15-clamped-low"),
+])
+def test_chk_high_15_bonus_adds_or_removes_situational_dice(bonus: str, dice: int,
+                                                            used: int) -> None:
+    """CHK-HIGH-15, CHK-HIGH-A1: ``bonus=`` adds or removes dice within ``situationalDice``
+    (-1..+2 in the fixture): Cutter's Skirmish is 3 dice."""
+    record, _ = _one("highest-blades", f'skill="skirmish" dc="4" bonus="{bonus}"')
+    assert len(record["rolls"]) == dice and record["bonus"] == used
+
+
+def test_chk_high_15_without_situational_dice_bonus_changes_nothing() -> None:
+    """CHK-HIGH-15: a ruleset without ``situationalDice`` gives ``bonus=`` no dice to add."""
+    g = game("highest-blades", situationalDice=None)
+    record, _ = _one("highest-blades", 'skill="skirmish" dc="4" bonus="2"', g=g)
+    assert len(record["rolls"]) == 3 and "bonus" not in record
+
+
+def test_chk_high_16_a_spend_buys_dice() -> None:
+    """CHK-HIGH-16, CHK-SPEND-12: a dice-highest spend buys dice (a spend of successes or a
+    reroll is refused at import, tests/engine/checks/test_checks_import.py); each bought die
+    is one more light die, and the pool pays for it."""
+    doc = document("highest-blades")
+    doc["live"]["pools"].append({"id": "stress", "label": "Stress", "max": {"const": 9}})
+    doc["resolution"]["spend"] = [{"pool": "stress", "amount": 2, "dice": 1, "perCheck": 2}]
+    g = load_ruleset(doc)
+    people = fixture_json("parties/highest-blades.json")
+    people["characters"][0]["pools"] = {"stress": 5}
+    state = start_state(g, people)
+    new, answer = check(g, state, '[skill_check: skill="skirmish" dc="4" spend="stress:4"]')
+    assert answer.ok and len(answer.record["rolls"]) == 3 + 2
+    assert (answer.record["spend"], answer.record["bought"]) == ("stress:4", 2)
+    assert new.characters[0].pools["stress"] == 1
+
+
+@pytest.mark.parametrize(("faces", "kept", "tier", "critical"), [
+    pytest.param([6, 2, 6], [6, 6], "Critical", "success", id="CHK-HIGH-19-critical"),
+    pytest.param([1, 5, 6], [6, 5], "Full success", None, id="CHK-HIGH-19-full"),
+    pytest.param([2, 3, 1], [3, 2], "Partial success", None, id="CHK-HIGH-19-partial"),
+    pytest.param([1, 2, 1], [2, 1], "Bad outcome", None, id="CHK-HIGH-19-bad"),
+])
+def test_chk_high_19_tiers_read_the_total_of_the_kept_dice(faces: list[int], kept: list[int],
+                                                           tier: str,
+                                                           critical: str | None) -> None:
+    """CHK-HIGH-19: tiers read ``by: "total"`` over the kept dice (``keep`` 2: the two highest
+    added), and the ``on: "critical-success"`` tier catches the critical (two sixes)."""
+    res = _highest(keep=2)
+    assert res.outcomes is not None
+    rolled = highest.resolve(res, request(game("highest-blades"), sheet=3), _stream(faces))
+    assert rolled is not None and rolled.record["kept"] == kept and rolled.value == sum(kept)
+    landed = outcomes.pick(res.outcomes, rolled, shift=True)
+    assert (landed.tier.label, landed.critical) == (tier, critical)
+    assert landed.success is (tier != "Bad outcome")
+
+
+def test_chk_high_20_21_the_record_keeps_the_sum_form() -> None:
+    """CHK-HIGH-20: ``resolution="sum"``, ``modifier`` 0, the kept dice as the sum;
+    CHK-HIGH-21: ``highest="1"``, with ``zeroDice`` and ``dark`` only where they apply."""
+    plain, _ = _one("highest-blades", 'skill="skirmish" dc="4"')
+    assert (plain["resolution"], plain["modifier"], plain["highest"]) == ("sum", 0, "1")
+    assert plain["kept"] == [max(plain["rolls"])] and plain["total"] == max(plain["rolls"])
+    assert "zeroDice" not in plain and "dark" not in plain
+    dark, _ = _one("highest-blades", 'skill="skirmish" dc="4" dark="2"')
+    assert dark["dark"] == 2 and len(dark["rolls"]) == 3 + 2 and "zeroDice" not in dark
+    zero, _ = _one("highest-blades", 'skill="study" dc="4" who="Whisper"')
+    assert zero["zeroDice"] is True and zero["kept"] == [min(zero["rolls"])]
+    assert zero["total"] == min(zero["rolls"]) and "dark" not in zero
+
+
+def test_chk_high_13_the_engine_only_marks_a_dark_die_highest() -> None:
+    """CHK-HIGH-13: the engine marks ``darkHighest`` and tells the dark text; what it costs
+    (Ruin) is the GM's: the state is left as it was."""
+    g = game("highest-blades")
+    state = party(g, "highest-blades")
+    marked = 0
+    for index in range(40):
+        new, answer = check(g, state, '[skill_check: skill="skirmish" dc="4" dark="3"]',
+                            (11, index))
+        assert answer.ok and new is state
+        if answer.record.get("darkHighest"):
+            marked += 1
+            assert "Ruin rises." in answer.text
+    assert marked > 0
 
 # === roll-against ==============================================================================
 
@@ -1079,13 +1168,39 @@ def test_chk_out_16_naturals_without_on_tiers_go_to_the_end_tiers(face: int, tie
     res = _sum(dice={"count": 1, "sides": 20}, naturals="both", outcomes=tiers,
                unmodified=None)
     assert res.outcomes is not None
-    rolled = sum_kind.resolve(res, request(game("sum-2d6"), attrs={"dc": "10"}), _stream([face]),
-                         _stream([]))
+    rolled = sum_kind.resolve(res, request(game("sum-2d6"), attrs={"dc": "10"}), _stream([face]))
     assert rolled is not None
     landed = outcomes.pick(res.outcomes, rolled, shift=True)
     assert (landed.tier.label, landed.success, landed.critical) == (
         tier, success, "success" if success else "failure")
 
+
+
+@pytest.mark.parametrize(("face", "tiers", "tier", "success"), [
+    pytest.param(1, "with", "Disaster", False, id="CHK-OUT-A2-on-tier"),
+    pytest.param(1, "without", "Failure", False, id="CHK-OUT-A3-worst"),
+    pytest.param(20, "with", "Triumph", True, id="CHK-OUT-A1-on-tier"),
+])
+def test_chk_out_a2_a_critical_failure_falls_into_its_on_tier(face: int, tiers: str, tier: str,
+                                                              success: bool) -> None:
+    """CHK-OUT-A2: a natural 1 (critFailure) lands in the ``on: "critical-failure"`` tier
+    whatever the total — here 1 + 30 against dc 10 — and fails; without such a tier it is the
+    worst numeric tier, still critical (CHK-OUT-A3)."""
+    rows = [{"id": "win", "label": "Triumph", "on": "critical-success", "success": True},
+            {"id": "loss", "label": "Disaster", "on": "critical-failure"},
+            {"id": "ok", "label": "Success", "atLeast": 0, "success": True},
+            {"id": "no", "label": "Failure"}]
+    if tiers == "without":
+        rows = [row for row in rows if row.get("on") != "critical-failure"]
+    res = _sum(dice={"count": 1, "sides": 20}, naturals="both", unmodified=None,
+               outcomes={"by": "margin", "tiers": rows})
+    assert res.outcomes is not None
+    rolled = sum_kind.resolve(res, request(game("sum-2d6"), sheet=30, attrs={"dc": "10"}),
+                              _stream([face]))
+    assert rolled is not None and rolled.value == face + 30
+    landed = outcomes.pick(res.outcomes, rolled, shift=True)
+    assert (landed.tier.label, landed.success) == (tier, success)
+    assert landed.critical == ("success" if face == 20 else "failure")
 
 def test_chk_out_5_two_to_eight_tiers() -> None:
     """CHK-OUT-5: tiers number 2 to 8."""
@@ -1165,6 +1280,19 @@ def test_chk_spend_11_a_zero_limit_buys_and_pays_nothing() -> None:
     assert (got.successes, got.charges, got.record) == (0, {}, {})
 
 
+
+def test_chk_pool_a17_bought_successes_come_after_cancelling() -> None:
+    """CHK-POOL-A17, CHK-SPEND-5: bought successes are added after counting and cancelling:
+    three ones cancel nothing they could take, so the one bought success stands (and a
+    botch-free roll with it succeeds at dc 1)."""
+    res = _pool(pool={"min": 3, "max": 3}, explode=None, botch=None, exceptional=None)
+    bought = request(game("pool-d10"), sheet=3, attrs={"dc": "1"}, bought_successes=1)
+    rolled = pool.resolve(res, bought, _stream([1, 1, 1]))
+    assert (rolled.value, rolled.success) == (1, True)
+    plain = pool.resolve(res, request(game("pool-d10"), sheet=3, attrs={"dc": "1"}),
+                         _stream([1, 1, 1]))
+    assert (plain.value, plain.success) == (0, False)
+
 def test_chk_spend_6_bought_dice_roll_with_the_pool() -> None:
     """CHK-SPEND-6, CHK-SPEND-15, CHK-PAY-A5: bought dice join the pool, within its limits."""
     g = _spend_game(dice=1)
@@ -1225,7 +1353,7 @@ def test_chk_gen_13_what_the_number_means_per_kind() -> None:
     g = game("sum-2d6", outcomes=None, unmodified=None)
     summed = sum_kind.resolve(_sum(outcomes=None, unmodified=None), request(g, sheet=3,
                                                                      attrs={"dc": "5"}),
-                         _stream([1, 1]), _stream([]))
+                         _stream([1, 1]))
     assert summed is not None and summed.value == 5
     assert len(pool.resolve(_pool(explode=None), request(game("pool-d10"), sheet=3,
                                                          attrs={"dc": "1"}),

@@ -239,12 +239,17 @@ def model(fake_model: FakeModel) -> Iterator[FakeModel]:
 @pytest.fixture(scope="session")
 def games_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two games: harrow (inline answers) and harrow-block (answers in a trailing block)."""
-    root = tmp_path_factory.mktemp("games")
-    for name, options in (("harrow", {}), ("harrow-block", {"answers": "block"})):
+    return game_folders(tmp_path_factory.mktemp("games"), {
+        "harrow": ("harrow", {}), "harrow-block": ("harrow", {"answers": "block"})})
+
+
+def game_folders(root: Path, games: dict[str, tuple[str, dict[str, Any]]]) -> Path:
+    """A games folder: per game, the fixture ruleset and party of that name and its options."""
+    for name, (ruleset, options) in games.items():
         folder = root / name
         folder.mkdir()
-        shutil.copy(FIXTURES / "rulesets" / "harrow.json", folder / "ruleset.json")
-        shutil.copy(FIXTURES / "parties" / "harrow.json", folder / "party.json")
+        shutil.copy(FIXTURES / "rulesets" / f"{ruleset}.json", folder / "ruleset.json")
+        shutil.copy(FIXTURES / "parties" / f"{ruleset}.json", folder / "party.json")
         (folder / "options.json").write_text(json.dumps(options))
     return root
 

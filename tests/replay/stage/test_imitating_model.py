@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import shutil
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
-from stage_servers import FIXTURES, ServerThread, Stage, chunks, start_stage
+from stage_servers import ServerThread, Stage, chunks, game_folders, start_stage
 
 import tagparse
 from engine import answer_attrs
@@ -122,7 +121,7 @@ def _event(document: dict[str, Any]) -> bytes:
     return f"data: {json.dumps(document)}\n\n".encode()
 
 
-GAMES = {"after": {}, "mid": {"resolve": "mid-reply"}}
+GAMES: dict[str, dict[str, Any]] = {"after": {}, "mid": {"resolve": "mid-reply"}}
 
 
 @pytest.fixture(scope="module")
@@ -135,14 +134,8 @@ def imitator() -> Iterator[Imitator]:
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("imitated")
-    for name, options in GAMES.items():
-        folder = root / name
-        folder.mkdir()
-        shutil.copy(FIXTURES / "rulesets" / "harrow.json", folder / "ruleset.json")
-        shutil.copy(FIXTURES / "parties" / "harrow.json", folder / "party.json")
-        (folder / "options.json").write_text(json.dumps(options))
-    return root
+    return game_folders(tmp_path_factory.mktemp("imitated"),
+                        {name: ("harrow", options) for name, options in GAMES.items()})
 
 
 @pytest.fixture(scope="module")

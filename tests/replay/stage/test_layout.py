@@ -16,7 +16,7 @@ from helpers import harrow, harrow_party
 
 import tagparse
 from engine import Game
-from engine.text.prompt import front_context, turn_context, with_last_answers
+from engine.text.prompt import front_context, reply_reminder, turn_context, with_last_answers
 from replay.cache import MemoryStore, SnapshotCache
 from replay.files import InputError
 from replay.stage.app import FRONT_BEGIN, SECTION_BEGIN, SECTION_END, GameFolder, prepare
@@ -58,13 +58,14 @@ def test_the_front_part_follows_the_system_messages_and_the_turn_part_sits_at_it
     state, last = prepared.outcome.snapshot.state, prepared.outcome.snapshot.last_answers
     front = "\n".join([FRONT_BEGIN, front_context(game, state), SECTION_END])
     turn = "\n".join([SECTION_BEGIN, with_last_answers(turn_context(game, state), last),
-                      SECTION_END])
+                      reply_reminder(game, state), SECTION_END])
     assert sent[0] == SYSTEM and sent[1] == {"role": "system", "content": front}
     where = max(2, len(sent) - 1 - depth)  # never before the front part
     assert sent[where] == {"role": "system", "content": turn}
     assert len(sent) == len(body["messages"]) + 2
     assert "INVENTORY" in turn and "INVENTORY" not in front
     assert "LAST ANSWERS" in turn
+    assert turn.splitlines()[-2].startswith("Now reply to the player")  # last before the player
 
 
 def test_the_front_part_is_the_same_on_every_turn_until_a_fight_starts(game: Game) -> None:

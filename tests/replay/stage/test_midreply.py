@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
-from stage_servers import FIXTURES, ServerThread, Stage, chunks, start_stage
+from stage_servers import FIXTURES, ServerThread, Stage, chunks, game_folders, start_stage
 
 import tagparse
 from engine.text.prompt import MID_REPLY_LINE
@@ -181,14 +181,7 @@ def writer() -> Iterator[Writer]:
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("mid-games")
-    for name, (ruleset, options) in GAMES.items():
-        folder = root / name
-        folder.mkdir()
-        shutil.copy(FIXTURES / "rulesets" / f"{ruleset}.json", folder / "ruleset.json")
-        shutil.copy(FIXTURES / "parties" / f"{ruleset}.json", folder / "party.json")
-        (folder / "options.json").write_text(json.dumps(options))
-    return root
+    return game_folders(tmp_path_factory.mktemp("mid-games"), GAMES)
 
 
 @pytest.fixture(scope="module")

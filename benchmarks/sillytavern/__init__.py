@@ -1,0 +1,1 @@
+"""The SillyTavern real-client check (benchmarks/sillytavern_check.py): its parts."""
