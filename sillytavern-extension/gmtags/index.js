@@ -212,6 +212,7 @@ async function refresh(force) {
     }
     const where = target();
     if (where.error) {
+        dropAnswersOnTheirWay(); // they come from where gmtags no longer is
         setStatus('setup', where.error);
         forgetView();
         return;
@@ -317,6 +318,12 @@ async function ask(where, body, seq) {
         return null;
     }
     return answer;
+}
+
+/** Answers still on their way are of a chat or a gmtags the page no longer shows. */
+function dropAnswersOnTheirWay() {
+    state.seq += 1;
+    state.inflight?.abort();
 }
 
 function unreachable(where) {
@@ -916,6 +923,7 @@ function listen() {
         }
     };
     on('CHAT_CHANGED', () => {
+        dropAnswersOnTheirWay();
         state.pinnedAt = null;
         state.pinnedView = null;
         state.live = null;
