@@ -230,14 +230,15 @@ class MidReply:
             reply = await self._continue()
 
     def _echoes(self, text: str, tags: tuple[tagparse.Tag, ...]) -> bool:
-        """Whether the reply's last tag is the tag it was just stopped at, written again with
-        nothing between: a model that read its answer and went on by asking again. The reply
-        ends before it (it would loop until the bound on repeats)."""
-        if len(tags) < 2 or not self.stopped or self.stopped[-1] != len(tags) - 2:
+        """Whether the reply's last tag is a tag it was already stopped at, written again: a
+        model that read its answer and went on by asking again (a small one does, with or
+        without words between). The reply ends before it: it would loop, rolling the same
+        table or check again, until the bound on repeats."""
+        if len(tags) < 2 or not self.stopped:
             return False
-        last, stopped = tags[-1], tags[-2]
-        between = text[stopped.end:last.start]
-        return same_tag(last) == same_tag(stopped) and not between.strip(" \t\r\n.,;:-—")
+        last = same_tag(tags[-1])
+        return any(same_tag(tags[index]) == last for index in self.stopped
+                   if index < len(tags) - 1)
 
     def _stop(self, index: int) -> None:
         """Stop after tag ``index`` of the reply (the last one so far): its answer is marked as

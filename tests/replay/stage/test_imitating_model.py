@@ -307,3 +307,15 @@ def test_a_name_shortened_to_its_first_word_is_the_member_with_a_note(
     [answer] = meta["answers"]
     assert answer["ok"] is True and 'read to="Bram" as Bram the Quiet' in answer["notes"]
     same_answers(meta["answers"], replayed(folders, game, messages, content))
+
+
+@pytest.mark.parametrize("between", [" ", " Ada smiles at the lantern's glow. "])
+def test_a_continuation_that_asks_again_after_some_words_ends_the_reply_too(
+        stage: Stage, model: Imitator, folders: Path, between: str) -> None:
+    """What Qwen2.5-Coder-1.5B did mid-reply: a sentence, then the tag it was stopped at."""
+    model.script["pick up the lantern"] = ["Ada looks. " + LOOT, between + LOOT]
+    messages = [SYSTEM, user("pick up the lantern")]
+    content, meta, _ = ask(stage, "mid", messages, False)
+    assert content.count("[loot:") == 1 and meta["cut"]["reason"] == "echo"
+    assert content.rstrip().endswith(between.rstrip()) if between.strip() else True
+    same_answers(meta["answers"], replayed(folders, "mid", messages, content))
