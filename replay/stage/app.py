@@ -290,11 +290,16 @@ class Prepared:
         replies as the layout shows them)."""
         document = self.request.document if isinstance(self.request, Body) else self.request
         messages = document["messages"]
+        if self.past != "section":
+            edits: Mapping[int, dict[str, Any]] = {}
+        elif isinstance(self.request, Body):  # remembered along the chat's shared messages
+            edits = self.request.rewritten(without_answers)
+        else:
+            edits = {i: e for i, m in enumerate(messages) if (e := without_answers(m))}
         shown: list[Any] = []
         for index, message in enumerate(messages):
             shown += self._inserted(index)
-            edited = without_answers(message) if self.past == "section" else None
-            shown.append(message if edited is None else edited)
+            shown.append(edits.get(index, message))
         shown += self._inserted(len(messages))
         return {**document, "messages": shown}
 

@@ -26,12 +26,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from json.decoder import scanstring  # type: ignore[attr-defined]
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from ..cache import OverBudget, SharedPrefixSequence
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _BYTE_SPACE = re.compile(rb"[ \t\n\r]*")
+R = TypeVar("R")
 _BYTE_COMMA = re.compile(rb"[ \t\n\r]*,[ \t\n\r]*")
 _SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
 RECENT_BODIES = 64  # bodies kept to share their bytes with the next request of the same chat
@@ -135,26 +136,27 @@ class Body:
         pieces.append(raw[at:])
         return tuple(pieces)
 
-    def rewritten(self, rewrite: Callable[[Any], bytes | None]) -> Mapping[int, bytes]:
-        """``rewrite(message)`` of each message where it gives bytes, by index: the messages
+    def rewritten(self, rewrite: Callable[[Any], R | None]) -> Mapping[int, R]:
+        """``rewrite(message)`` of each message where it gives a value, by index: the messages
         this body shares with its base (the very same objects) take the base's, so a chat's
         request rewrites only its new messages. ``rewrite`` must depend on the message alone."""
-        memo = self.__dict__.get("_rewritten")
-        if memo is not None and memo[0] is rewrite:
-            return cast(Mapping[int, bytes], memo[1])
-        found: dict[int, bytes] = {}
+        memos = self.__dict__.setdefault("_rewritten", {})  # as functools.cached_property does
+        if rewrite in memos:
+            return cast(Mapping[int, R], memos[rewrite])
+        found: dict[int, R] = {}
         start = 0
         base = self.base
-        prior = base.__dict__.get("_rewritten") if base is not None and self.shared else None
-        if prior is not None and prior[0] is rewrite:
-            found = {index: data for index, data in prior[1].items() if index < self.shared}
+        prior = base.__dict__.get("_rewritten", {}).get(rewrite) if base is not None and \
+            self.shared else None
+        if prior is not None:
+            found = {index: value for index, value in prior.items() if index < self.shared}
             start = self.shared
         messages = self.messages
         for index in range(start, len(messages)):
-            data = rewrite(messages[index])
-            if data is not None:
-                found[index] = data
-        self.__dict__["_rewritten"] = (rewrite, found)  # as functools.cached_property stores
+            value = rewrite(messages[index])
+            if value is not None:
+                found[index] = value
+        memos[rewrite] = found
         return found
 
 
