@@ -193,6 +193,12 @@ class MidReply:
                             so_far = self.stream.full + text
                             tags = tagparse.scan(so_far).tags
                             if self._echoes(so_far, tags):
+                                # what the model wrote before the copy stays (held back
+                                # whole, the copy is never in what was added before)
+                                before = text[:max(0, tags[-1].start - len(self.stream.full))]
+                                out = self.stream.add(before.rstrip())
+                                if out:
+                                    yield out
                                 self.stream.end_here("echo", tags[-1])
                                 break
                             self._stop(len(tags) - 1)

@@ -70,6 +70,7 @@ class Imitator:
     its second, ... (the last one for every continuation after)."""
 
     script: dict[str, str | list[str]] = field(default_factory=dict)
+    whole: bool = False  # stream each reply as one piece
     requests: list[dict[str, Any]] = field(default_factory=list)
     server: ServerThread | None = None
 
@@ -105,7 +106,7 @@ class Imitator:
             base = {"id": "i", "object": "chat.completion.chunk", "model": "imitator"}
 
             async def events() -> AsyncIterator[bytes]:
-                for piece in chunks(text, json.dumps(body["messages"])):
+                for piece in [text] if self.whole else chunks(text, json.dumps(body["messages"])):
                     yield _event({**base, "choices": [{"index": 0, "delta": {"content": piece},
                                                        "finish_reason": None}]})
                 yield _event({**base, "choices": [{"index": 0, "delta": {},
@@ -149,6 +150,7 @@ def stage(imitator: Imitator, folders: Path) -> Iterator[Stage]:
 def model(imitator: Imitator) -> Imitator:
     imitator.script.clear()
     imitator.requests.clear()
+    imitator.whole = False
     return imitator
 
 
@@ -317,5 +319,19 @@ def test_a_continuation_that_asks_again_after_some_words_ends_the_reply_too(
     messages = [SYSTEM, user("pick up the lantern")]
     content, meta, _ = ask(stage, "mid", messages, False)
     assert content.count("[loot:") == 1 and meta["cut"]["reason"] == "echo"
-    assert content.rstrip().endswith(between.rstrip()) if between.strip() else True
+    assert content.endswith(between.rstrip())  # the words before the copy stay
     same_answers(meta["answers"], replayed(folders, "mid", messages, content))
+
+
+def test_words_before_a_copy_in_the_same_piece_stay(stage: Stage, model: Imitator,
+                                                     folders: Path) -> None:
+    """A server that sends the continuation in one piece: the words before the copy are sent,
+    the copy is not."""
+    model.script["pick up the lantern"] = ["Ada looks. " + LOOT, " It glows. " + LOOT]
+    model.whole = True
+    try:
+        content, meta, _ = ask(stage, "mid", [SYSTEM, user("pick up the lantern")], False)
+    finally:
+        model.whole = False
+    assert content.count("[loot:") == 1 and content.endswith("] It glows.")
+    assert meta["cut"]["reason"] == "echo"
