@@ -7,10 +7,6 @@ from collections import Counter
 
 from helpers import ROOT
 from rule_tables import (
-    check_owners_and_statuses,
-    check_reasons,
-    check_tested_files,
-    rows,
     scope,
 )
 
@@ -33,19 +29,3 @@ def test_the_scope_is_every_rule_of_checks_md_once() -> None:
         assert {r for r in listed if r.split("-")[1] == group} == (
             {f"CHK-{group}-{n}" for n in range(1, rules + 1)}
             | {f"CHK-{group}-A{n}" for n in range(1, steps + 1)}), group
-
-
-def test_every_rule_of_the_scope_has_one_row_and_no_row_is_outside_it() -> None:
-    assert list(rows(DOC, RULE)) == scope(DOC, RULE)
-
-
-def test_every_row_says_who_owns_it_and_what_became_of_it() -> None:
-    check_owners_and_statuses(rows(DOC, RULE))
-
-
-def test_every_rule_not_tested_says_why() -> None:
-    check_reasons(rows(DOC, RULE))
-
-
-def test_every_rule_marked_tested_is_cited_by_the_test_files_it_names() -> None:
-    check_tested_files(rows(DOC, RULE))

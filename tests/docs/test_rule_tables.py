@@ -7,12 +7,53 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from helpers import ROOT
-from rule_tables import NOT_APPLICABLE, RULE, TESTED, rows, scope
+from rule_tables import (
+    NOT_APPLICABLE,
+    RULE,
+    TESTED,
+    check_owners_and_statuses,
+    check_reasons,
+    check_tested_files,
+    rows,
+    scope,
+)
 
 TABLES = [ROOT / "docs" / name for name in (
     "combat-rules.md", "combat-ii-rules.md", "combat-iii-rules.md", "items-rules.md",
     "checks-rules.md")]
+
+
+# Each table and the IDs its rows hold (a table's own file tests what its scope is).
+RULES = {
+    "combat-rules.md": r"(?:CMB|ITM)-[A-Z0-9]+-A?\d+",
+    "combat-ii-rules.md": r"(?:CMB|ITM)-[A-Z0-9]+-A?\d+",
+    "combat-iii-rules.md": r"(?:D100-[A-Z]+-A?\d+|ITM-CLS-\d+)",
+    "items-rules.md": r"ITM-[A-Z0-9]+-\d+",
+    "checks-rules.md": r"CHK-[A-Z]+-A?\d+",
+}
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_every_rule_of_a_tables_scope_has_one_row_and_no_row_is_outside_it(name: str) -> None:
+    doc = ROOT / "docs" / name
+    assert list(rows(doc, RULES[name])) == scope(doc, RULES[name])
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_every_row_says_who_owns_it_and_what_became_of_it(name: str) -> None:
+    check_owners_and_statuses(rows(ROOT / "docs" / name, RULES[name]))
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_every_rule_not_tested_says_why(name: str) -> None:
+    check_reasons(rows(ROOT / "docs" / name, RULES[name]))
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_every_rule_marked_tested_is_cited_by_the_test_files_it_names(name: str) -> None:
+    check_tested_files(rows(ROOT / "docs" / name, RULES[name]))
 
 
 def _all_rows() -> list[tuple[Path, str, str]]:
