@@ -41,7 +41,7 @@ _BAR_ATTRIBUTE: Final = re.compile(r"\|[ \t]*[A-Za-z_][A-Za-z0-9_]*[ \t]*=")
 _BAR_START: Final = re.compile(r"\|[ \t]*(?:[A-Za-z_][A-Za-z0-9_]*[ \t]*)?\Z")
 # The attributes gmtags writes first in an answer part, or alone after a "|" (the mark).
 ANSWER_KEYS: Final = ("ok", "answered", "reason", "text")
-_LOOSE: Final = re.compile(r"\|[ \t]*(?:ok|answered|reason|text)[ \t]*=", re.IGNORECASE)
+_LOOSE: Final = re.compile(rf"\|[ \t]*(?:{'|'.join(ANSWER_KEYS)})[ \t]*=", re.IGNORECASE)
 _LOOSE_START: Final = re.compile(r"\|[ \t]*(?:([A-Za-z]{1,8})([ \t]*))?\Z")
 # One attribute of a loose part; a quote that does not close runs to the line's end.
 _PAIR: Final = re.compile(
