@@ -78,7 +78,7 @@ from ..ruleset import Formula, combat_kind, parse_formula
 from ..ruleset.fight import Narrative, Overexertion, Technique
 from . import fight_narrative_bleed as bleeding
 from . import fight_narrative_spoils as spoils
-from .answers import Answer, accepted, refused
+from .answers import Answer, accepted, fraction, refused
 from .attrs import FIGHTER, TEXT
 from .declare import Request, action, attr, request
 from .examples import FOE, FOE_COUNT, FOE_NAMES, Party, example
@@ -714,13 +714,13 @@ def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grade
     record: dict[str, Any] = {
         "round": encounter.round, "attacker": attacker.name, "target": target.name,
         "chance": odds, "parts": [p.json() for p in parts], "roll": roll, "margin": margin,
-        "grade": grade, "multiplier": str(multiplier), "purpose": grades.purpose,
+        "grade": grade, "multiplier": fraction(multiplier), "purpose": grades.purpose,
         "damage": dealt, "gap": label}
     if defence is not None:
         record["rolled"] = rolled
         record["defence"] = defence
     if formula_value is not None:
-        record["blow"] = str(formula_value)
+        record["blow"] = fraction(formula_value)
     for name, value in effort.rows:
         record[name] = value
     state, encounter, hp_after, events = struck(game, state, encounter, at, dealt)

@@ -37,6 +37,7 @@ from ..ruleset import Item, Template, combat_kind
 from ..ruleset.combat import Attack
 from ..ruleset.fight import EFFECTS, POSITIONS, OutcomeRule
 from ..ruleset.resolution import Outcomes
+from .answers import fraction
 from .checks.pipeline import effective_resolution, roll_check
 from .declare import Refusal
 from .examples import END_LINE, FOE_NAMES, Party, example, join_line
@@ -208,7 +209,7 @@ def strike(game: Game, state: State, request: Graded, encounter: Encounter,
         "total": checked.record.get("total"), "outcome": tier.label, "tier": tier.id,
         "reading": kind, "position": position, "effect": effect, "harmDealt": dealt,
         "harm": foe.hp, "harmMax": foe.hp_max, "harmLevel": exchanged.level,
-        "harmShare": str(harm_share(rule, exchanged.level)), "damage": points,
+        "harmShare": fraction(harm_share(rule, exchanged.level)), "damage": points,
         "hp": after.hp, "hpMax": after.hp_max}
     if checked.record.get("critical") is not None:
         record["critical"] = checked.record["critical"]

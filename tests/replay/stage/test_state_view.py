@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers import key_problems
 from st_chats import (
     corpus,
     game_name,
@@ -60,6 +61,7 @@ def test_state_equals_replay_on_every_corpus_chat_saved_by_sillytavern(
         assert response.status_code == 200, response.text
         view = response.json()
         assert view["view"] == VIEW and view["game"] == game
+        assert key_problems(view) == [] and key_problems(expected) == []  # one spelling
         for key in SHARED:
             assert view[key] == expected[key], (name, per_swipe, key)
         assert view["refused"] == [i for i, a in enumerate(expected["answers"]) if not a["ok"]]
