@@ -114,11 +114,13 @@ SCHEMA_KEY = re.compile(r"^[a-z][A-Za-z0-9]*$")
 # ... but for the maps whose keys are data, not schema: ids from the ruleset or the party
 # (a character's abilities, skills, saves, fields, pools, tracks, lost maxima; an item's
 # stats), the attributes of a tag as the model wrote them (an answer's ``attrs``, regress's
-# ``recorded`` and ``now``), and names (a strike's ``initiative`` by combatant, the panel's
-# ``changes.characters``). A map is told by the key it stands under: these keys hold a map
-# of data wherever their value is an object (``characters`` is a list everywhere else).
+# ``recorded`` and ``now``), names (a strike's ``initiative`` by combatant, the panel's
+# ``changes.characters``) and the report's per-character changes by character index (``b``,
+# ``p``, ``l``, ``c``). A map is told by the key it stands under: these keys hold a map of
+# data wherever their value is an object (``characters`` is a list everywhere else).
 DATA_MAPS = frozenset({"abilities", "skills", "saves", "fields", "pools", "tracks", "lost",
-                       "stats", "attrs", "recorded", "now", "initiative", "characters"})
+                       "stats", "attrs", "recorded", "now", "initiative", "characters",
+                       "b", "p", "l", "c"})
 # The keys of a foe's numbers, which a hero never carries (engine.rules.state.FOE_ONLY)
 FOE_KEYS = frozenset({"hp", "hpMax", "defence", "attack", "damage", "role", "tier", "modifier",
                       "attacks", "loot", "damageType", "types", "tags", "reduction", "abilities",

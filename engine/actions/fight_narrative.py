@@ -103,8 +103,9 @@ ATTACK_RECORD = {
     "roll": "narrative: the d100 (1..100)", "margin": "narrative: chance − roll",
     "grade": "narrative: critical, clean, solid, glancing, blocked, miss or backfire",
     "rolled": "narrative: the grade before the target's defence",
-    "multiplier": "narrative: the grade's damage multiplier", "purpose": "narrative: kill, "
-    "subdue, incapacitate or restrained", "blow": "narrative: the damage formula's value",
+    "multiplier": "narrative: the grade's damage multiplier, a fraction {num, den}",
+    "purpose": "narrative: kill, subdue, incapacitate or restrained",
+    "blow": "narrative: the damage formula's exact value, a fraction {num, den}",
     "gap": "narrative: the gap label (D100-RANK-6)",
     "momentum": "narrative: the side's momentum after", "momentumChange": "narrative: what "
     "the strike moved it by", "effort": "narrative: the effort word",

@@ -47,7 +47,8 @@ STATUS_ROUNDS = 2  # ITM-CLS-6: an applied status lasts 2 rounds unless the use 
 
 FIGHT_RECORD = {
     "round": "a narrative fight: the round", "slot": "its place in the reply's tags",
-    "share": "the share of the target's maximum health it moved (ITM-CLS-4)",
+    "share": "the share of the target's maximum health it moved (ITM-CLS-4), a fraction "
+             "{num, den}",
     "moved": "the hit points it moved", "healed": "hit points given back",
     "status": "the status it applied: name, rounds (ITM-CLS-6)",
     "element": "its damageType (ITM-CLS-5)", "ignored": "what has no place in the fight "

@@ -267,7 +267,7 @@ OUTCOME_RECORD = {
     "harmMax": "outcome fights: the foe's harm levels in all",
     "harmLevel": "outcome fights: the level of the harm that came back (0: none)",
     "harmShare": "outcome fights: the share of maximum health one harm of that level takes "
-                 "(CMB-OUTC-3), as a fraction",
+                 "(CMB-OUTC-3), as a fraction {num, den}",
     "toHit": "outcome fights: the weapon's toHit, added to the check as its bonus",
     "weaponEffect": "outcome fights: the weapon's attack.effect, harm levels added to what "
                     "the effect dealt",
