@@ -20,9 +20,10 @@ from ..rules.context import TurnContext
 from ..rules.fakes import settle_fakes
 from ..rules.game import Game
 from ..rules.state import State
-from . import fight_narrative_spoils, host, rest, starting_gear, use
+from . import host, rest, starting_gear, use
 from .answers import Answer, refused
 from .declare import Action, table
+from .fight.narrative import spoils as fight_narrative_spoils
 
 MAX_EVENT_BYTES = 64 * 1024
 

@@ -10,11 +10,11 @@ from ..rules.game import Game
 from ..rules.loot import find_table, roll_table
 from ..rules.state import JournalEntry, State
 from ..ruleset.loot import LootTable
-from . import fight_narrative_spoils
 from .answers import Answer, accepted
 from .attrs import WHO_OR_PARTY
 from .declare import Needs, Reader, Refusal, Request, action, attr, request
 from .examples import Party, example
+from .fight.narrative import spoils as fight_narrative_spoils
 from .placing import added_text
 
 

@@ -22,11 +22,11 @@ from ..rules.money import (
 )
 from ..rules.state import Character, JournalEntry, State
 from ..ruleset import Cost, Currency
-from . import fight_narrative_spoils
 from .answers import Answer, accepted, refused
 from .attrs import WHO, WHO_OR_PARTY
 from .declare import Reader, Refusal, Request, action, attr, request
 from .examples import Party, coin, example
+from .fight.narrative import spoils as fight_narrative_spoils
 
 MAX_AMOUNT_DIGITS = 9  # a tag pays or earns at most 999,999,999 coins at once
 _AMOUNT = re.compile(r"\s*(\d+)\s*(.+?)\s*")

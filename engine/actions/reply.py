@@ -16,28 +16,18 @@ from ..rules.context import TurnContext
 from ..rules.fakes import settle_fakes
 from ..rules.game import Game
 from ..rules.state import State
-from . import (
-    bags,
-    checks,
-    fakes,
-    fight,
-    fight_abilities,
-    fight_conditions,
-    fight_foes,
-    fight_leave,
-    fight_narrative,
-    fight_narrative_spoils,
-    fight_use,
-    fight_weapons,
-    gear,
-    loot,
-    market,
-    money,
-    rest,
-    use,
-)
+from . import bags, checks, fakes, gear, loot, market, money, rest, use
 from .answers import ANSWERED, Answer, refused
 from .declare import Action, table
+from .fight import abilities as fight_abilities
+from .fight import conditions as fight_conditions
+from .fight import foes as fight_foes
+from .fight import formula as fight
+from .fight import leave as fight_leave
+from .fight import use as fight_use
+from .fight import weapons as fight_weapons
+from .fight.narrative import combat as fight_narrative
+from .fight.narrative import spoils as fight_narrative_spoils
 
 # The most tags one reply gets answered; the rest are refused unapplied, so a reply of 100,000
 # tags costs linear time, not 100,000 state changes.

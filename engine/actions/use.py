@@ -32,10 +32,10 @@ from .attrs import FIGHTERS, HELD, WHO, read_character
 from .checks import skill_check
 from .checks.pipeline import value_check
 from .declare import Read, Refusal, Request, action, attr, request
-from .fight_narrative_use import FIGHT_REASONS as NARRATIVE_REASONS
-from .fight_narrative_use import FIGHT_RECORD as NARRATIVE_RECORD
-from .fight_narrative_use import narrative_use
-from .fight_use import FIGHT_REASONS, FIGHT_RECORD, Outside, aimed, in_fight, use_in_fight
+from .fight.narrative.use import FIGHT_REASONS as NARRATIVE_REASONS
+from .fight.narrative.use import FIGHT_RECORD as NARRATIVE_RECORD
+from .fight.narrative.use import narrative_use
+from .fight.use import FIGHT_REASONS, FIGHT_RECORD, Outside, aimed, in_fight, use_in_fight
 
 
 def pool_max(game: Game, character: Character, state: State, pool: str) -> int:
@@ -326,7 +326,7 @@ USE_REASONS = (reasons.NOT_HELD, reasons.NOT_WORN, reasons.NO_USE_LEFT, reasons.
 
 def _helped(game: Game, state: State, who: int, use: Use, ctx: TurnContext,
             kind: str) -> tuple[Character, dict[str, Any], list[str]]:
-    """ITM-OUT-3/4 inside a fight (engine/actions/fight_use.py): what a heal and its temporary
+    """ITM-OUT-3/4 inside a fight (engine/actions/fight/use.py): what a heal and its temporary
     points give hero ``who`` — the new character, the record and the words."""
     character = state.characters[who]
     outcome = _Outcome(pools=dict(character.pools), conditions=list(character.conditions),
@@ -346,7 +346,7 @@ def _spent_in_fight(game: Game, state: State, item: Item, bag: list[Stack], inde
 
 
 OUTSIDE = Outside(gate=_roll_gate, helps=_helped, spend=_spent_in_fight)
-"""What a use in a fight does as one outside it (engine/actions/fight_use.py)."""
+"""What a use in a fight does as one outside it (engine/actions/fight/use.py)."""
 
 
 def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
@@ -378,7 +378,7 @@ def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
     index = usable[0]
     if in_fight(game, state) and (aimed(item.use) or request.target.strip()):
         # §13: a use aimed at the other side, or at target=, acts in the formula fight on now
-        # (engine/actions/fight_use.py); a helping use without target= is answered as out of
+        # (engine/actions/fight/use.py); a helping use without target= is answered as out of
         # one, as the recorded corpus pins (a friend's potion poured into a downed hero)
         found_at = (who, index, item, item_label(game, character.bag[index]))
         new_state, answer = use_in_fight(game, state, request, found_at, request.target, ctx,

@@ -10,7 +10,7 @@ from ..actions import use
 from ..actions.answers import Answer
 from ..actions.describe import attack_line, charges_text, effect_text, item_line, use_text
 from ..actions.examples import Party, party_of
-from ..actions.fight import teach_fight
+from ..actions.fight.formula import teach_fight
 from ..actions.market import market_block
 from ..actions.money import cost_text, purse_line
 from ..actions.placing import weight_text
@@ -24,7 +24,7 @@ from ..rules.memo import IdentityMemo, reuse_ends, shared_ends
 from ..rules.state import Character, Stack, State
 from ..rules.tracks import penalty_for, track_max, track_value
 from ..ruleset import Item
-from .fight import combat_block
+from .fight.block import combat_block
 
 # Said when the stage answers each tag as the model finishes it (issue 27, the game option
 # "resolve": "mid-reply"). Kept generic: how the stage shows an answer to the model may change.

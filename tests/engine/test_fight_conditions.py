@@ -17,11 +17,11 @@ from scipy.stats import chisquare
 
 from engine import load_ruleset, start_state
 from engine.actions.checks.sum import resolve
-from engine.actions.fight import _cannot_act
+from engine.actions.fight.formula import _cannot_act
 from engine.dice import Stream
 from engine.rules import reasons
 from engine.rules.checks.read import CheckRead
-from engine.rules.fight_conditions import attack_edge
+from engine.rules.fight.conditions import attack_edge
 from engine.rules.sheet import SheetView
 from engine.rules.state import FightCondition, State, plain_canonical
 from engine.ruleset.resolution import SumResolution

@@ -1,4 +1,4 @@
-"""Issue 25 across the combat kinds (engine/actions/fight_judge.py): a reaction's raised defence
+"""Issue 25 across the combat kinds (engine/actions/fight/judge.py): a reaction's raised defence
 re-judged by the kind's own hit rule (CMB-REACT-5, the Shield example; sum CMB-ATK-A4, pool
 ITM-WPN-13 / OQ-CMB-2, roll-against CHK-RA-A4/A8, symbol-pool CHK-SYM-20/23/29/30); sheet
 abilities and items used in a fight rolling the kind's attack (CMB-ABIL-2, ITM-USE-7/8); the
@@ -19,14 +19,14 @@ from scipy.stats import chisquare
 from engine import TurnContext, load_ruleset, start_state
 from engine.actions.checks.pipeline import resolve_request
 from engine.actions.checks.symbols import tally
-from engine.actions.fight import roll_attack
-from engine.actions.fight_judge import POOL, REJUDGE, SUM, fight_kind, kind_attack, rejudge
-from engine.actions.fight_kinds import AGAINST, SYMBOLS, attack_read, attack_roll, read_result
-from engine.actions.fight_pool import roll_pool
+from engine.actions.fight.check_kinds import AGAINST, SYMBOLS, attack_read, attack_roll, read_result
+from engine.actions.fight.formula import roll_attack
+from engine.actions.fight.judge import POOL, REJUDGE, SUM, fight_kind, kind_attack, rejudge
+from engine.actions.fight.pool import roll_pool
 from engine.dice import Stream
 from engine.rules.checks.read import Rolled
-from engine.rules.fight import hit_result
-from engine.rules.fight_pool import pool_result
+from engine.rules.fight.formula import hit_result
+from engine.rules.fight.pool import pool_result
 from engine.rules.foe_abilities import damage_taken
 from engine.rules.sheet import SheetView
 from engine.ruleset.resolution import AgainstResolution, SymbolResolution

@@ -1,0 +1,1187 @@
+"""``[combat:]`` and ``[attack:]``: formula combat's round (DESIGN.md "Combat"; spec/combat.md
+A.2, A.3, A.5, A.10, A.12..A.14). A fight begins, foes join from the ruleset's templates with
+their numbers fixed, initiative is rolled once per combatant; a hero attacks a foe with the
+ruleset's attack check, the weapon's numbers and the foe's defence, and a foe attacks a hero
+with the same check, its template's attack and damage, against the hero's defence. A hero at 0
+hit points is down; the last foe felled wins the fight (and the felled foes' loot drops), the
+last hero down loses it. The reply's attacks are applied in initiative order (engine/actions/
+reply.py). Conditions, reactions and the rest of Part A are not answered yet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tagparse import Tag
+
+from ...dice import Stream
+from ...rules import reasons
+from ...rules.abilities import guard_of
+from ...rules.armour import defences_of, foe_defences, foe_qualities, typed_damage
+from ...rules.checks.read import CheckRead, Rolled
+from ...rules.context import TurnContext
+from ...rules.fight.conditions import attack_edge, fight_over, held_back, names_of
+from ...rules.fight.formula import (
+    MAX_FOES,
+    TIERS,
+    attack_reads,
+    attacks_left,
+    foe_names,
+    hero_defence,
+    hero_health,
+    hit_result,
+    hurt,
+    in_order,
+    make_foe,
+    next_joined,
+    standing,
+    strike,
+    template_for,
+    whole_number,
+)
+from ...rules.fight.pool import risen
+from ...rules.foe_abilities import with_abilities
+from ...rules.formula import foe_modifier, foe_reader, sheet_reader
+from ...rules.game import Game
+from ...rules.names import meant_fighter
+from ...rules.sheet import SheetView
+from ...rules.state import Combatant, Encounter, JournalEntry, Stack, State
+from ...rules.weapons import armed_with, first_worn_weapon, numbers
+from ...ruleset import Formula, Item, Template, combat_kind, parse_formula
+from ...ruleset.combat import Attack
+from ...ruleset.fight import ROLL_HIGH, Combat
+from ...ruleset.formula import Number
+from ..answers import Answer, accepted, refused
+from ..attrs import FIGHTER, FIGHTERS, NUMERAL, TEXT, WIELDED
+from ..checks.pipeline import effective_resolution, resolve_request, roll_check
+from ..declare import Read, Reader, Reading, Refusal, Request, action, attr, request
+from ..examples import END_LINE, FOE, FOE_COUNT, FOE_NAMES, Party, example, join_line
+from ..loot import drop_table
+from . import check_kinds as other_kinds  # issue 25: roll-against and symbol-pool fights
+from .arms import (
+    OFF_HAND,
+    PLAIN,
+    Arming,
+    extra_damage,
+    fire,
+    floor_of,
+    is_off_hand,
+    mode_of,
+    mode_to_hit,
+    off_hand_flat,
+    off_hand_no_time,
+    on_hit,
+    picked_up,
+    ready,
+    spent_with,
+)
+from .felled import fell, struck_events
+from .hp0 import downed, lost_if_none_stand
+from .narrative import combat as narrative
+from .narrative import spoils as narrative_spoils
+from .outcome import combat as outcome
+from .pool import Aim, FoeAim, pool_fight, pool_foe, pool_foe_attack, pool_hero, pool_strike
+from .react import react_to_hit, sustain_after_damage  # issue 25: reactions, sustain
+from .use_teach import teach_use_in_fight
+from .volley import VOLLEY, named_targets, too_many, volley
+
+OUTCOMES = ("victory", "defeat", "fled", "truce")
+RANGES = ("near", "far")
+UNARMED = "unarmed"
+
+
+FORMULA = ("formula",)
+BY_TURNS = ("formula", "outcome")
+"""The kinds of combat whose start, join, condition and end are formula combat's (issue 25:
+an outcome fight's foes join, are afflicted and leave the same way)."""
+
+
+def _fighting(game: Game, kinds: tuple[str, ...] = FORMULA) -> Refusal | None:
+    """Why this ruleset answers no tag of ``kinds`` of combat, or None when it does."""
+    kind = combat_kind(game.ruleset)
+    if kind == "none":
+        return Refusal(reasons.NO_COMBAT, 'This ruleset turns fights off ("kind": "none"); '
+                       "nothing was done.")
+    if kind not in kinds and not ("formula" in kinds and other_kinds.fights(game)):
+        # issue 25: a symbol-pool ruleset with combat.attack fights as formula combat does
+        return (other_kinds.no_attack(game) if "formula" in kinds else None) or Refusal(
+            reasons.UNSUPPORTED, f"This ruleset fights with {kind} combat, which does not "
+            "answer this tag; nothing was done.")
+    return None
+
+
+def _in_fight(game: Game, state: State,
+              kinds: tuple[str, ...] = FORMULA) -> Encounter | Refusal:
+    """The fight on now, or why there is none to act in."""
+    refusal = _fighting(game, kinds)
+    if refusal is not None:
+        return refusal
+    if state.encounter is None:
+        return Refusal(reasons.NO_ENCOUNTER, 'No fight is on: begin one with [combat: '
+                       'op="start" foe="<name>"]; nothing was done.')
+    return state.encounter
+
+
+def _combat(game: Game) -> Combat:
+    combat = game.ruleset.combat
+    assert combat is not None
+    return combat
+
+
+def _refuse(state: State, tag: Any, refusal: Refusal) -> tuple[State, Answer]:
+    return state, refused(tag, refusal.reason, refusal.text)
+
+
+# --- joining -----------------------------------------------------------------------------
+
+
+LEGACY_FOES = ("enemies", "foes", "enemy")
+"""Issue 24: the legacy form models write, ``[combat: enemies="Goblin, Skeleton"]`` (no
+``op=``), starts a fight with one foe of each name (engine/actions/reply.py routes it)."""
+NAME_THE_FOE = 'Name the foe: foe="<name>".'
+
+
+@request
+class Start(Request):
+    """A fight begins, or, when one is on, more foes join (CMB-TPL-1..8, CMB-TURN-2..5)."""
+
+    foe: str = attr(TEXT, "what the foes are called", shown="required (or enemies=)")
+    role: str = attr(TEXT, "the template's role (minion, standard, elite, boss...)",
+                     shown="the first template")
+    tier: str | None = attr(NUMERAL, "the danger, 1 to 6 (held to it)", shown="1")
+    count: str | None = attr(NUMERAL, "how many, 1 to 12 (held to it)", shown="1")
+    enemies: str = attr(TEXT, "the legacy form (also without op=): a comma list of foes, one "
+                        "of each, noted; write foe= instead", aliases=LEGACY_FOES[1:],
+                        shown="none")
+    rank: str = attr(TEXT, "narrative fights: the foes' rank, D to SSS, X or XX (D100-RANK)",
+                     shown="the player's")
+
+
+@request
+class Join(Request):
+    """A late arrival rolls initiative when it appears (CMB-TURN-5): a foe from a template,
+    or a hero of the party not yet in the fight."""
+
+    foe: str = attr(TEXT, "who joins: a foe's name, or a hero of the party",
+                    missing='Name who joins: foe="<name>".')
+    role: str = attr(TEXT, "the template's role", shown="the first template")
+    tier: str | None = attr(NUMERAL, "the danger, 1 to 6 (held to it)", shown="1")
+    count: str | None = attr(NUMERAL, "how many, 1 to 12 (held to it)", shown="1")
+    rank: str = attr(TEXT, "narrative fights: the foe's rank, D to SSS, X or XX (D100-RANK)",
+                     shown="the player's")
+
+
+def _initiative(game: Game, state: State, ctx: TurnContext, name: str,
+                hero: int | None, modifier: int) -> tuple[int, list[int]]:
+    """CMB-TURN-2/5, CMB-TURN-15: the initiative check, rolled once as the combatant joins;
+    a hero's through the check pipeline, a foe's with its template's ability modifier.
+    Without ``turn.initiative`` everyone has 0 (the order is then heroes, then join order)."""
+    combat = _combat(game)
+    initiative = combat.turn.initiative if combat.turn is not None else None
+    res = game.ruleset.resolution
+    if initiative is None or res is None:
+        return 0, []
+    purpose = f"initiative/{name.casefold()}"
+    if hero is not None:
+        _, checked = roll_check(game, state, hero, {"skill": initiative.check, "dc": "0"},
+                                ctx, purpose)
+        return (other_kinds.initiative(game, checked.record.get("total"), checked.record.get("dc")),
+                list(checked.record.get("rolls", [])))  # issue 25: roll-against reads the margin
+    view = SheetView(game, None, state)
+    effective, _ = effective_resolution(res, "skill", initiative.check, view)
+    read = CheckRead(who=name, kind="skill", ident=initiative.check, label="Initiative",
+                     attrs={"dc": "0"}, view=view, ability=None, ability_part=modifier,
+                     rank=0, own_bonus=0)
+    rolled = resolve_request(game, effective, read, ctx, purpose)
+    return ((other_kinds.initiative(game, rolled.value, rolled.dc), list(rolled.rolls))
+            if rolled is not None else (0, []))
+
+
+Rolls = dict[str, list[int]]  # each joining combatant's initiative dice, for the record
+
+
+def _heroes(game: Game, state: State, ctx: TurnContext, joined: int,
+            indexes: list[int], rolls: Rolls) -> list[Combatant]:
+    """Heroes joining with their initiative; their hit points stay on their sheets."""
+    found = []
+    for offset, index in enumerate(indexes):
+        name = state.characters[index].name
+        rolled, rolls[name] = _initiative(game, state, ctx, name, index, 0)
+        found.append(pool_hero(game, state, index, Combatant(  # issue 25: ITM-HARD-1/4
+            name=name, side="party", initiative=rolled, joined=joined + offset)))
+    return found
+
+
+def _foes(game: Game, state: State, ctx: TurnContext, encounter: Encounter | None,
+          template: Template, foe: str, tier: int, count: int, rolls: Rolls) -> list[Combatant]:
+    """``count`` foes of ``template`` at ``tier``, named and numbered (DESIGN.md), each with
+    its numbers and initiative fixed now (CMB-TPL-8)."""
+    joined = next_joined(encounter)
+    found = []
+    for offset, name in enumerate(foe_names(encounter, foe, count)):
+        numbers: Stream = ctx.stream("combat", f"foe/{name.casefold()}")
+        modifier = foe_modifier(game.ruleset, template, tier, numbers)
+        rolled, rolls[name] = _initiative(game, state, ctx, name, None, modifier)
+        made = with_abilities(game, template, tier, pool_foe(  # CMB-ABIL-4/7, ITM-HARD-1
+            game, template, make_foe(game, template, tier, name, joined + offset, rolled,
+                                     numbers), numbers), numbers)
+        if outcome.fights(game):  # CMB-OUTC-4 (issue 25): measured in harm levels
+            made = outcome.harmed(game, template, tier, made, numbers)
+        found.append(made)
+    return found
+
+
+def _joined(state: State, encounter: Encounter, new: list[Combatant], rolls: Rolls,
+            notes: list[str], tag: Any, verb: str) -> tuple[State, Answer]:
+    """The encounter with ``new`` in their places in the order, and the answer saying so."""
+    combatants = in_order((*encounter.combatants, *new))
+    encounter = encounter.model_copy(update={"combatants": combatants})
+    order = [{"name": c.name, "side": c.side, "initiative": c.initiative,
+              "rolls": rolls.get(c.name, [])} for c in combatants]
+    foes = [{"name": c.name, "hp": c.hp, "hpMax": c.hp_max, "defence": c.defence,
+             "attack": c.attack, "damage": c.damage, "role": c.role, "tier": c.tier}
+            if encounter.kind != "outcome" else outcome.joined(c)  # issue 25: harm levels
+            for c in new if c.side == "foes"]
+    shown = ", ".join(f"{c.name} {c.initiative}" for c in combatants)
+    names = ", ".join(c.name for c in new)
+    text = f"{verb}: {names}. Initiative: {shown}."
+    record: dict[str, Any] = {"round": encounter.round, "order": order, "foes": foes}
+    if not encounter.round and all(c in new for c in combatants):
+        record["events"] = ["start"]  # CMB-CARD-1: combat start, the first engagement
+    return (state.model_copy(update={"encounter": encounter}),
+            accepted(tag, text, record, tuple(notes)))
+
+
+def _template(game: Game, role: str, notes: list[str]) -> Template:
+    template, fell_back = template_for(game, role or _combat(game).templates[0].role)
+    if fell_back:
+        notes.append(f'role="{role[:40]}" is no template\'s role: "{template.role}" was used')
+    return template
+
+
+def _no_templates(game: Game) -> Refusal | None:
+    if _combat(game).templates:
+        return None
+    return Refusal(reasons.NO_COMBAT, "This ruleset gives no enemy templates "
+                   "(combat.templates), so no foe can join; nothing was done.")
+
+
+JOIN_RECORD = {"round": "the encounter's round (0 before the first attack)",
+               "order": "every combatant in initiative order: name, side, initiative, and "
+                        "rolls (the initiative dice of those who joined now)",
+               "foes": "each new foe's numbers: name, hp, hpMax, defence, attack, damage, "
+                       "role, tier (outcome fights: name, harm, role, tier)",
+               "events": "start, when this begins the fight (CMB-CARD-1)"}
+
+
+def _teach_combat(game: Game, party: Party) -> list[str]:
+    """DESIGN.md "Prompt": out of a fight the GM learns only how to start one; the lines of a
+    fight come with the COMBAT block while one is on (:func:`teach_fight`)."""
+    if narrative.fights(game):  # issue 26
+        return narrative.teach_start(game, party)
+    if _fighting(game, BY_TURNS) is not None or not _combat(game).templates:
+        return []
+    roles = [t.role for t in _combat(game).templates]
+    tag = example("combat", op="start", foe=FOE, role=roles[0], tier=str(TIERS[0]),
+                  count=str(FOE_COUNT))
+    return [f"- A fight begins: {tag}: an ordinary animal or common thug is tier {TIERS[0]}, "
+            f"tougher foes up to {TIERS[1]}; roles: {', '.join(roles)}."]
+
+
+def teach_fight(game: Game, party: Party) -> list[str]:
+    """DESIGN.md "Prompt": the GM's combat lines, shown under the COMBAT block while a fight
+    is on — attacks both ways, who joins, the end; the engine rolls everything. (Conditions
+    are taught with the instructions, which a fight keeps.)"""
+    if narrative.fights(game):  # issue 26
+        return narrative.teach_fight(game, party)
+    if outcome.fights(game):  # issue 25
+        return outcome.teach_fight(game, party)
+    if _fighting(game) is not None:
+        return []
+    combat = _combat(game)
+    budgets = ", ".join(f"{a.id} ({a.name})" for a in combat.turn_actions)
+    lines = ["How to fight: a reply with an attack tag is one round, and its attacks land in "
+             "the order above. Write no numbers: the engine rolls every attack and its damage.",
+             "- A hero attacks: " + example("attack", who=party.hero, target=FOE_NAMES[0])
+             + "; target= may be left out when one foe stands; with= names a worn weapon "
+             "(default: the first worn, else unarmed), action= the turn action it spends "
+             f'({budgets}), range="far" a strike beyond the weapon\'s reach.',
+             "- A foe attacks: " + example("attack", who=FOE_NAMES[-1], target=party.hero)
+             + " (once a round, unless its template gives it more)."]
+    if combat.templates:
+        lines.append(join_line([t.role for t in combat.templates])
+                     + "; a hero not yet in the fight joins with foe= the hero's name.")
+    lines += teach_use_in_fight(game, party)  # issue 25: items used in a fight (§13)
+    lines.append(END_LINE)
+    return lines
+
+
+def _kinds(request: Start, notes: list[str]) -> list[str]:
+    """The foes ``op="start"`` brings: ``foe=``; else, in the legacy form (issue 24), each
+    name of the comma list ``enemies=`` (``foes=``, ``enemy=``) once, at most MAX_FOES, with
+    a note saying what to write instead. Empty when neither names anyone."""
+    if request.foe.strip():
+        if request.enemies.strip():
+            notes.append("ignored enemies=: foe= names the foes")
+        return [request.foe]
+    named = [n.strip() for n in request.enemies.split(",") if n.strip()]
+    if not named:
+        return []
+    if len(named) > MAX_FOES:
+        notes.append(f"enemies= names {len(named)} foes: the first {MAX_FOES} joined")
+        named = named[:MAX_FOES]
+    notes.append('enemies= is a legacy form: write [combat: op="start" foe="<name>" '
+                 'count="<n>"], one tag for each kind of foe')
+    return named
+
+
+@action("combat", "start", Start, reasons=(reasons.MISSING_ATTRIBUTE, reasons.NO_COMBAT,
+                                           reasons.UNSUPPORTED),
+        teach=_teach_combat, record=JOIN_RECORD)
+def start(game: Game, state: State, request: Start, ctx: TurnContext) -> tuple[State, Answer]:
+    """``[combat: op="start" foe= role= tier= count=]`` (CMB-TPL-1..8, CMB-TURN-2..4)."""
+    notes: list[str] = []
+    kinds = _kinds(request, notes)
+    if not kinds:
+        return state, refused(request.tag, reasons.MISSING_ATTRIBUTE, NAME_THE_FOE)
+    if narrative.fights(game):  # issue 26: narrative d100 combat (spec/combat.md Part B)
+        return narrative.start(game, state, request, kinds, notes, ctx)
+    refusal = _fighting(game, BY_TURNS) or _no_templates(game)
+    if refusal is not None:
+        return _refuse(state, request.tag, refusal)
+    template = _template(game, request.role, notes)
+    tier = whole_number(request.tier, "tier", *TIERS, notes)
+    count = whole_number(request.count, "count", 1, MAX_FOES, notes) if len(kinds) == 1 else 1
+    if len(kinds) > 1 and request.count is not None:
+        notes.append("ignored count=: enemies= brings one foe of each name")
+    encounter = state.encounter
+    heroes: list[Combatant] = []
+    rolls: Rolls = {}
+    if encounter is None:  # CMB-TURN-2: the first engagement: every hero rolls too
+        encounter = Encounter(kind="outcome" if outcome.fights(game) else "formula")
+        heroes = _heroes(game, state, ctx, 0, list(range(len(state.characters))), rolls)
+    foes: list[Combatant] = []
+    for kind in kinds:
+        standing = encounter.model_copy(update={"combatants": (
+            *encounter.combatants, *heroes, *foes)})
+        foes += _foes(game, state, ctx, standing, template, kind, tier, count, rolls)
+    verb = "A fight begins" if not encounter.combatants else "More foes join"
+    return _joined(state, encounter, [*heroes, *foes], rolls, notes, request.tag, verb)
+
+
+@action("combat", "join", Join, reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED,
+                                         reasons.NO_ENCOUNTER), record=JOIN_RECORD)
+def join(game: Game, state: State, request: Join, ctx: TurnContext) -> tuple[State, Answer]:
+    """``[combat: op="join" foe= role= tier= count=]`` (CMB-TURN-5, CMB-TURN-A1)."""
+    if narrative.fights(game):  # issue 26: narrative d100 combat (spec/combat.md Part B)
+        return narrative.join(game, state, request, request.foe, ctx)
+    encounter = _in_fight(game, state, BY_TURNS)
+    if isinstance(encounter, Refusal):
+        return _refuse(state, request.tag, encounter)
+    notes: list[str] = []
+    rolls: Rolls = {}
+    hero = state.character_index(request.foe)
+    if hero is not None:
+        if encounter.find(request.foe) is not None:
+            return state, refused(request.tag, reasons.UNKNOWN_COMBATANT,
+                                  f"{state.characters[hero].name} is already in the fight; "
+                                  "nothing was done.")
+        new = _heroes(game, state, ctx, next_joined(encounter), [hero], rolls)
+        return _joined(state, encounter, new, rolls, notes, request.tag, "Joins the fight")
+    refusal = _no_templates(game)
+    if refusal is not None:
+        return _refuse(state, request.tag, refusal)
+    template = _template(game, request.role, notes)
+    tier = whole_number(request.tier, "tier", *TIERS, notes)
+    count = whole_number(request.count, "count", 1, MAX_FOES, notes)
+    new = _foes(game, state, ctx, encounter, template, request.foe, tier, count, rolls)
+    return _joined(state, encounter, new, rolls, notes, request.tag, "Joins the fight")
+
+
+@request
+class End(Request):
+    """The fight ends, as the story says (DESIGN.md: victory, defeat, fled or truce)."""
+
+    outcome: str = attr(TEXT, "victory, defeat, fled or truce",
+                        missing='Say how it ended: outcome="fled" (or victory, defeat, truce).')
+
+
+@action("combat", "end", End, reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED,
+                                       reasons.NO_ENCOUNTER, reasons.UNKNOWN_OUTCOME),
+        record={"outcome": "victory, defeat, fled or truce", "rounds": "the rounds fought",
+                "loot": "victory: each felled foe's loot table, its dice and where each drop "
+                        "went (ITM-LOOT-12/14); fled, truce and defeat drop nothing",
+                **narrative.XP_RECORD,
+                "events": "end:<outcome> (CMB-CARD-1)"})
+def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State, Answer]:
+    """``[combat: op="end" outcome=]``: the encounter is over (state.encounter is None); a
+    victory drops the felled foes' loot (ITM-LOOT-12), nothing else does."""
+    # issue 26: a narrative fight ends the same way (its foes drop no loot, ITM-LOOT-13)
+    encounter = (_in_fight(game, state, BY_TURNS) if not narrative.fights(game)
+                 else state.encounter or Refusal(reasons.NO_ENCOUNTER, narrative.NO_FIGHT))
+    if isinstance(encounter, Refusal):
+        return _refuse(state, request.tag, encounter)
+    outcome = request.outcome.casefold()
+    if outcome not in OUTCOMES:
+        return state, refused(request.tag, reasons.UNKNOWN_OUTCOME,
+                              f'outcome="{request.outcome[:40]}" is not one of '
+                              f"{', '.join(OUTCOMES)}; nothing was done.")
+    text = f"The fight ends: {outcome}, after {encounter.round} round(s)."
+    record: dict[str, Any] = {"outcome": outcome, "rounds": encounter.round}
+    if outcome == "victory":
+        state, words = _won(game, state, encounter, ctx, record)
+        text += words
+        if narrative.fights(game):  # issue 26: D100-PARTY-10, the victors' experience
+            state, extra, words = narrative_spoils.won(game, state, encounter, ctx)
+            record.update(extra)
+            text += words
+    record["events"] = [f"end:{outcome}"]  # CMB-CARD-1: combat end
+    return fight_over(state), accepted(request.tag, text, record)
+
+
+# --- attacking ---------------------------------------------------------------------------
+
+
+def _attacker(raw: str | None, game: Game, state: State) -> Reading[str]:
+    """``who=``: a hero of the party or a foe in the fight, by name (any case) or by its first
+    words (:data:`engine.actions.attrs.FIGHTER`); the player without one (CMB-ATK-7:
+    foes roll the same attack check)."""
+    read = FIGHTER.read(raw, game, state)
+    if isinstance(read, Refusal):
+        return read
+    written = read.value if isinstance(read, Read) else read
+    hero = state.character_index(written or None)
+    encounter = state.encounter
+    if hero is not None:
+        name = state.characters[hero].name
+    elif encounter is None:
+        return written  # no fight is on: the attack is refused no-encounter
+    else:
+        found = encounter.find(written)
+        if found is None:
+            names = ", ".join(c.name for c in encounter.combatants)
+            return Refusal(reasons.UNKNOWN_COMBATANT, f'Nobody called "{written[:60]}" is in '
+                           f"the party or the fight ({names}); nothing was done.")
+        name = encounter.combatants[found].name
+    return Read(name, name) if isinstance(read, Read) else name
+
+
+ATTACKER = Reader("combatant", _attacker, {"type": "string"}, (reasons.UNKNOWN_COMBATANT,))
+"""``who=`` of an attack: a hero of the party or a foe in the fight; the player when absent."""
+
+
+@request
+class Strike(Request):
+    """A hero attacks a foe, or a foe a hero (CMB-ATK-1..7, CMB-ATK-A1..A7; ITM-WPN-6..15)."""
+
+    who: str = attr(ATTACKER, "who attacks: a hero, or a foe in the fight", shown="the player")
+    target: str = attr(FIGHTERS, "who is attacked: a foe (for a hero) or a hero (for a foe); "
+                       "comma-separated foes for a mode with targets (ITM-MODE-6)",
+                       shown="the only one standing on the other side")
+    weapon: str | None = attr(WIELDED, "a hero's weapon, worn; unarmed without one", name="with",
+                              shown="the first worn weapon, else unarmed")
+    budget: str = attr(TEXT, "the turn action a hero's attack spends", name="action",
+                       shown="the weapon's budget, else the first action with attacks")
+    range: str = attr(TEXT, "near or far (CMB-GRID-3)", shown="near, far for a ranged weapon")
+    mode: str = attr(TEXT, "one of the weapon's modes, by id or label (ITM-MODE-2)",
+                     shown="the weapon's default way")
+    # issue 26: the GM's grades of a narrative strike (D100-HIT-2, D100-DMG-4, D100-EFF-2)
+    tactics: str = attr(TEXT, "narrative: poor, standard, good, excellent or perfect",
+                        shown="standard")
+    risk: str = attr(TEXT, "narrative: careful, moderate, aggressive or reckless",
+                     shown="moderate")
+    aim: str = attr(TEXT, "narrative: how hard the target is to hit: easy, standard, hard or "
+                    "extreme", shown="standard")
+    purpose: str = attr(TEXT, "narrative: kill, subdue (leaves 1), incapacitate (no damage) "
+                        "or restrained", shown="kill")
+    effort: str = attr(TEXT, "narrative: the size of the effect on the effort ladder",
+                       shown="none")
+    push: str = attr(TEXT, 'narrative: "yes" when the player pushes past the limit',
+                     shown="no")
+    pool: str = attr(TEXT, "narrative: stamina or mana, the pool the effort draws on",
+                     shown="stamina")
+    undodgeable: str = attr(TEXT, 'narrative: "yes" for a strike no defence can meet '
+                            "(D100-DEF-7)", shown="no")
+    technique: str = attr(TEXT, "narrative: a foe's technique, one of its template's "
+                          "techniques (D100-DEF-8)", shown="none")
+    edge: str = attr(TEXT, "narrative: a hero's weapon against the target's armour: even, "
+                     "better or superior (D100-DMG-3)", shown="even")
+    flair: str = attr(TEXT, "narrative: creative or cooperative play, building momentum "
+                      "(D100-MOM-5)", shown="none")
+    # issue 25: the GM's grades of an outcome action (CMB-OUTC-2, OQ-CMB-6)
+    position: str = attr(TEXT, "outcome: controlled, risky or desperate (how hard a failure "
+                         "comes back)", shown="risky")
+    effect: str = attr(TEXT, "outcome: limited, standard or great (how much a success "
+                       "achieves)", shown="standard")
+
+
+def _target(game: Game, state: State, encounter: Encounter, attacker: Combatant,
+            named: str) -> int | Refusal:
+    """``target=``: one of the other side, still standing; without it the only one standing
+    there. Heroes attacking heroes and foes attacking foes are not answered yet."""
+    side = "foes" if attacker.side == "party" else "party"
+    up = [i for i, c in enumerate(encounter.combatants)
+          if c.side == side and standing(game, state, c)]
+    if not named:
+        if len(up) == 1:
+            return up[0]
+        names = ", ".join(encounter.combatants[i].name for i in up)
+        what = "foe" if side == "foes" else "hero"
+        return Refusal(reasons.MISSING_ATTRIBUTE, f'Name the target: target="<{what}>" ({names}).')
+    index = encounter.find(named)
+    if index is None:
+        names = ", ".join(c.name for c in encounter.combatants)
+        return Refusal(reasons.UNKNOWN_COMBATANT,
+                       f'Nobody called "{named[:60]}" is in the fight ({names}).')
+    found = encounter.combatants[index]
+    if found.side != side:
+        who = "heroes' attacks on heroes" if side == "foes" else "foes' attacks on foes"
+        return Refusal(reasons.UNSUPPORTED, f"{found.name} is on {attacker.name}'s side: "
+                       f"{who} are not answered by this version of gmtags; nothing was done.")
+    if not standing(game, state, found):
+        return Refusal(reasons.TARGET_DOWN, f"{found.name} is already down; nothing was done.")
+    return index
+
+
+def _weapon(game: Game, state: State, who: int,
+            named: str | None) -> tuple[Stack, Item, Attack] | Refusal | None:
+    """DESIGN.md: ``with=`` a worn weapon the attacker has (``unarmed`` or none: unarmed);
+    without it the first worn weapon, else unarmed (None)."""
+    bag = state.characters[who].bag
+    wanted = (named or "").strip().casefold()
+    if not wanted:
+        return first_worn_weapon(game, state, state.characters[who])
+    if wanted == UNARMED:
+        return None
+    named_stacks = [s for s in bag if s.name.casefold() == wanted]  # a worn one first
+    stack = next((s for s in named_stacks if s.equipped), named_stacks[0] if named_stacks else None)
+    armed = armed_with(game, state, stack) if stack is not None else None
+    if armed is None:
+        name = state.characters[who].name
+        return Refusal(reasons.UNKNOWN_WEAPON,
+                       f'{name} has no weapon called "{(named or "").strip()[:60]}"; '
+                       "nothing was done.")
+    if not armed[0].equipped:
+        return Refusal(reasons.NOT_WORN, f"{armed[0].name} is carried, not worn: equip it "
+                       "first; nothing was done.")
+    return armed
+
+
+def turn_action(game: Game, named: str, default: str | None) -> str | Refusal:
+    """DESIGN.md: the turn action ``action=`` names (by id or name, any case; one that is
+    none is refused ``unknown-budget``), else ``default`` (a weapon's budget, an ability's
+    ``uses``), else the first action that allows attacks."""
+    actions = _combat(game).turn_actions
+    wanted = named.strip().casefold()
+    if wanted:
+        found = next((a for a in actions if wanted in (a.id.casefold(), a.name.casefold())),
+                     None)
+        if found is None:
+            known = ", ".join(a.id for a in actions)
+            return Refusal(reasons.UNKNOWN_BUDGET, f'action="{named[:40]}" is no turn action '
+                           f"({known}); nothing was done.")
+        return found.id
+    if default is not None:
+        return default
+    return next((a.id for a in actions if a.attacks is not None),
+                actions[0].id if actions else "action")
+
+
+def _budget(game: Game, named: str, attack: Attack | None) -> str | Refusal:
+    """DESIGN.md: ``action=`` a turn action, else the weapon's budget, else the first action
+    that allows attacks."""
+    return turn_action(game, named, attack.budget if attack is not None else None)
+
+
+def _round(encounter: Encounter, ctx: TurnContext) -> Encounter:
+    """DESIGN.md "Rounds": a reply with an answered attack is one round of the encounter; a
+    new round gives every combatant its whole budget again."""
+    if encounter.turn == ctx.turn_key:
+        return encounter
+    fresh = tuple(c.model_copy(update={"spent": (), "wielded": (), "granted": ()})
+                  if c.spent or c.granted else c for c in encounter.combatants)
+    if encounter.round:  # issue 25: the spending style's numbers rise each round after the first
+        fresh = tuple(risen(c) for c in fresh)
+    return encounter.model_copy(update={"round": encounter.round + 1, "turn": ctx.turn_key,
+                                        "combatants": fresh})
+
+
+def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
+             ctx: TurnContext, weapon: Attack | None = None) -> Refusal | None:
+    """CMB-TURN-9..12/16, OQ-CMB-7 c/d: a turn action allows ``per`` × ``attacks`` attacks a
+    round (none without ``attacks``; a hero of several classes has the largest number any
+    one class grants, CMB-TURN-11), or ``per`` × the ``weapon``'s ``strikes`` where it gives
+    them (ITM-WPN-20); one past that is NO TIME and does not happen."""
+    found = next((a for a in _combat(game).turn_actions if a.id == budget), None)
+    if found is None:
+        return None  # a weapon's budget that is no turn action: not counted (Combat II)
+    strikes = weapon.strikes if weapon is not None else None
+    if attacks_left(found, view, ctx.for_tag(0).stream("attack", "budget"), me.spent,
+                    me.granted, strikes):  # CMB-TURN-17: and the uses granted this round
+        return None
+    return Refusal(reasons.NO_TIME, f"NO TIME: {me.name} has no {found.name} attack left this "
+                   "round; nothing was done.")
+
+
+def _foe_no_time(foe: Combatant) -> Refusal | None:
+    """DESIGN.md, CMB-TURN-12: a foe makes one attack a round, or its template's
+    ``combat.attacks`` (fixed when it joined); one past that is NO TIME."""
+    allowed = 1 if foe.attacks is None else foe.attacks
+    if len(foe.spent) < allowed:
+        return None
+    return Refusal(reasons.NO_TIME, f"NO TIME: {foe.name} has no attack left this round; "
+                   "nothing was done.")
+
+
+def _cannot_act(game: Game, state: State, encounter: Encounter, index: int) -> Refusal | None:
+    """CMB-TYPE-2: a combatant (hero or foe) under a condition with ``noActions`` makes no
+    attack (issue 24: a hero's conditions are on its sheet, a foe's in the fight)."""
+    stopping = held_back(game, names_of(state, encounter, index))
+    if not stopping:
+        return None
+    return Refusal(reasons.CANNOT_ACT, f"{encounter.combatants[index].name} cannot act "
+                   f"({', '.join(stopping)}); nothing was done.")
+
+
+ATTACK_RECORD = {
+    "round": "the encounter's round", "slot": "the attack's place (1-based) in the round's "
+    "order among the reply's attacks (initiative order, CMB-TURN-14)",
+    "attacker": "who attacked", "target": "who was attacked",
+    "weapon": "a hero's weapon, or unarmed", "budget": "the turn action a hero spent",
+    "range": "near or far (a hero's attack)", "rolls": "the attack dice",
+    "modifier": "what was added to them: a weapon's toHit, a foe's template attack",
+    "total": "dice and modifier", "defence": "the target's defence",
+    "result": "hit, miss or critical", "damage": "the damage dealt (0 on a miss)",
+    "damageRolls": "the damage dice, per dice term", "damageType": "the weapon's damage type",
+    "hp": "the target's hit points after (a hero's: its health pool or track)",
+    "hpMax": "the target's most hit points",
+    "temporary": "a hero's temporary points left after the strike (they go first, ITM-OUT-4)",
+    "events": "damage:<target>:<points> (dealt and taken), down:<hero>, dead:<hero>, "
+              "stable:<hero>, felled:<foe>, end:victory, end:defeat (CMB-CARD-1, CMB-HP0-3/4); "
+              "outcome fights: harm:<foe>:<levels>",
+    "zeroHp": "a foe's strike that dropped a hero to 0 where 0 has a meaning (CMB-HP0-1..4): "
+              "who, meaning (death, stable), outcome (dead, stable), condition (it got)",
+    "loot": "a won fight's drops: each felled foe's loot table, its dice and where each drop "
+            "went (ITM-LOOT-12/14)",
+    "affectedBy": "what affected the attack (CMB-MOD-2): the conditions of attacker and "
+                  'target, read before its dice ("Prone (near): advantage"), and the '
+                  "target's typed defences that changed the damage (ITM-DEF-4..8)",
+    "mode": "the weapon's mode the attack was made in (ITM-MODE-2)",
+    "volley": "a mode aimed at several foes (ITM-MODE-6): the strike on each further target, "
+              "each with these fields (its own roll; the ammunition shot once, above)",
+    "ammo": "what the attack shot (ITM-AMMO-3, ITM-CLIP-4): shot, left (still carried, or "
+            "loaded with a clip), of (the clip's size), usedUp (stacks taken to 0)",
+    "floor": "the weapon's floor the damage was raised to (ITM-FLOOR-2)",
+    "plus": "each further amount dealt (ITM-PLUS-1..8): damage, damageRolls, damageType, "
+            "save, affectedBy, dealt",
+    "onHit": "each condition the hit put on the target (ITM-ONHIT-1..6): condition, rounds, "
+             "saveEnds, save, immune",
+    "recovered": "a won fight: what each hero picked up per stack (ITM-AMMO-5/6): who, item, "
+                 "shot, recovered",
+    "reaction": "a foe's strike: the struck hero's standing reaction to being hit "
+                "(CMB-REACT-1..7): who, use, ref, on, paid, added (defence), defence (after), "
+                "before (the result it was), threshold (roll-against: the number now read "
+                "against), setbackAdded (symbol-pool: the added setback dice's faces)",
+    "sustain": "a foe's strike that damaged a hero sustaining an ability (CMB-SUS-4..7): "
+               "use, save, dc, rolls, total, saved; ended, why (failed, downed), removed",
+    "roundEnd": "the round's last attack: each condition saved against or counted down at the "
+                "end of the round (CMB-COND-3..6): who, condition, rounds (left), save, dc, "
+                "rolls, total, saved, ended",
+    **outcome.OUTCOME_RECORD,  # issue 25: an outcome fight's action (CMB-OUTC-1..4)
+    # issue 25: a dice-pool fight (engine/actions/fight/pool.py)
+    "dice": "a pool fight: the dice the strike rolled (ITM-MODE-4, ITM-ARM-3)",
+    "threshold": "a pool fight: the per-die target (ITM-WPN-11, ITM-MODE-5)",
+    "successes": "a pool fight: the successes counted (also total), against defence",
+    "reduction": "a pool fight: the target's damage reduction taken off (ITM-FLOOR-2)",
+    "hardness": "a spending-style strike below the target's hardness: it did nothing "
+                "(ITM-HARD-2)",
+    "initiative": "a taking-style hit: both initiative numbers after it (the event "
+                  "initiative:<attacker> goes with it); a spending strike that threw its "
+                  "number: the attacker's number after it (its base)",
+    "number": "a spending-style strike with combat.pool.gain that landed: the attacker's "
+              "number it threw (its damage before reduction, ITM-FLOOR-3)",
+    "regenerated": "the round's last attack: each foe that regenerated, or was stopped "
+                   "(CMB-ABIL-7): who, amount, hp, stoppedBy",
+    **other_kinds.RECORD,  # issue 25: roll-against and symbol-pool attacks
+}
+
+
+@action("attack", None, Strike, record={**ATTACK_RECORD, **narrative.ATTACK_RECORD},
+        reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED, reasons.NO_ENCOUNTER,
+                 reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.TARGET_DOWN,
+                 reasons.UNKNOWN_WEAPON, reasons.NOT_WORN, reasons.UNKNOWN_BUDGET,
+                 reasons.CANNOT_ACT, reasons.NO_TIME, reasons.OUT_OF_REACH,
+                 reasons.MISSING_ATTRIBUTE, reasons.UNKNOWN_MODE, reasons.NO_AMMO,
+                 reasons.NOT_LOADED, reasons.PLAYERS_ROLL, reasons.TOO_MANY_TARGETS,
+                 *narrative.ATTACK_REASONS))
+def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
+    """``[attack: who= target= with= action= range=]``: one formula-combat attack, of a hero
+    on a foe or of a foe on a hero (CMB-ATK-A1..A7, CMB-ATK-7)."""
+    if narrative.fights(game):  # issue 26: narrative d100 combat (spec/combat.md Part B)
+        return narrative.attack(game, state, request, ctx)
+    encounter = _in_fight(game, state, BY_TURNS)
+    if isinstance(encounter, Refusal):
+        return _refuse(state, request.tag, encounter)
+    me = encounter.find(request.who)
+    if me is None:
+        return state, refused(request.tag, reasons.UNKNOWN_COMBATANT,
+                              f'{request.who[:60]} is not in the fight: [combat: op="join" '
+                              f'foe="{request.who[:60]}"] first; nothing was done.')
+    attacker = encounter.combatants[me]
+    if not standing(game, state, attacker):  # CMB-TURN-8: downed first, it does not act
+        return state, refused(request.tag, reasons.DOWNED,
+                              f"{attacker.name} is down and does not act; nothing was done.")
+    first, *more = named_targets(request.target)  # ITM-MODE-6: a mode's several targets
+    target = _target(game, state, encounter, attacker, first)
+    if isinstance(target, Refusal):
+        return _refuse(state, request.tag, target)
+    others = [_target(game, state, encounter, attacker, name) for name in more]
+    refusal = next((o for o in others if isinstance(o, Refusal)), None)
+    if refusal is not None:
+        return _refuse(state, request.tag, refusal)
+    stopped = _cannot_act(game, state, encounter, me)
+    if stopped is not None:
+        return _refuse(state, request.tag, stopped)
+    if encounter.kind == "outcome":  # issue 25: outcome-based combat (CMB-OUTC-1..4)
+        return _outcome_strike(game, state, request, _round(encounter, ctx), ctx, me, target)
+    if attacker.side == "foes":
+        if others:
+            return _refuse(state, request.tag, too_many(f"{attacker.name}'s strike", 1,
+                                                        1 + len(others)))
+        return _foe_attack(game, state, encounter, request, ctx, me, target)
+    who = state.character_index(attacker.name)
+    assert who is not None
+    armed = _weapon(game, state, who, request.weapon)
+    if isinstance(armed, Refusal):
+        return _refuse(state, request.tag, armed)
+    mode = mode_of(armed, request.mode)  # ITM-MODE-2
+    if isinstance(mode, Refusal):
+        return _refuse(state, request.tag, mode)
+    budget = _budget(game, request.budget, armed[2] if armed is not None else None)
+    if isinstance(budget, Refusal):
+        return _refuse(state, request.tag, budget)
+    encounter = _round(encounter, ctx)
+    view = SheetView(game, state.characters[who], state)
+    # ITM-OFF-3: a second weapon marked offHand on the combat block's offHand budget
+    arming = Arming(mode, is_off_hand(game, state, who, encounter.combatants[me], armed, budget))
+    if arming.off_hand:  # ITM-OFF-3: one strike, whatever the main attack buys
+        late = off_hand_no_time(game, view, encounter.combatants[me], budget, ctx)
+    else:
+        late = _no_time(game, view, encounter.combatants[me], budget, ctx,
+                        armed[2] if armed is not None else None)
+    if late is None:  # ITM-AMMO-4, ITM-CLIP-4: only while there is enough to shoot
+        late = ready(game, state, who, armed, mode)
+    if late is not None:
+        return _refuse(state, request.tag, late)
+    if others:  # ITM-MODE-6: one attack, a roll against each target
+        most = mode.targets or 1 if mode is not None else 1
+        if 1 + len(others) > most:
+            what = armed[0].name if armed is not None else "An unarmed strike"
+            return _refuse(state, request.tag, too_many(what, most, 1 + len(others)))
+        return volley(state, encounter, request, [o for o in others if isinstance(o, int)],
+                      lambda now, fight, at, free: _volley_strike(
+                          game, now, fight, request, ctx, (who, me), at, armed, budget,
+                          arming, free), target)
+    return _strike(game, state, encounter, request, ctx, (who, me), target, armed, budget,
+                   arming)
+
+
+def _volley_strike(game: Game, state: State, encounter: Encounter, request: Strike,
+                   ctx: TurnContext, hero_at: tuple[int, int], target: int,
+                   armed: tuple[Stack, Item, Attack] | None, budget: str, arming: Arming,
+                   free: bool) -> tuple[State, Answer]:
+    """ITM-MODE-6: one roll of a several-target attack; a further one (``free``) shoots
+    nothing more and counts as ``volley``, not as the budget (engine/actions/fight_volley)."""
+    if not free:
+        return _strike(game, state, encounter, request, ctx, hero_at, target, armed, budget,
+                       arming)
+    assert arming.mode is not None
+    shooting_none = Arming(arming.mode.model_copy(update={"ammo": 0}), arming.off_hand)
+    after, answer = _strike(game, state, encounter, request, ctx, hero_at, target, armed,
+                            budget, shooting_none)
+    fight = after.encounter
+    if fight is None:
+        return after, answer
+    combatants = list(fight.combatants)
+    mine = combatants[hero_at[1]]
+    combatants[hero_at[1]] = mine.model_copy(update={"spent": (*mine.spent[:-1], VOLLEY)})
+    return after.model_copy(update={"encounter": fight.model_copy(
+        update={"combatants": tuple(combatants)})}), answer
+
+
+def roll_attack(game: Game, view: SheetView, name: str, modifier: int, defence: int,
+                strikes: int, ctx: TurnContext, lean: int = 0) -> tuple[Rolled, str, str]:
+    """CMB-ATK-A3/A4: the attack check of ``name``'s strike number ``strikes`` this round,
+    ``modifier`` added to the dice of ``combat.attack.check`` (its naturals too), against
+    ``defence``. Returns the roll, the result (hit, miss, critical) and the strike's dice key.
+
+    DESIGN.md "Dice": each strike is keyed by the round's reply, the attacker and its strike
+    number this round, never by the tag's place in the reply, so a swipe that rewords or
+    reorders the reply cannot fish for rolls."""
+    other = other_kinds.attack_roll(game, view, name, modifier, defence, strikes, ctx, lean)
+    if other is not None:  # issue 25: roll-against and symbol-pool attacks
+        return other
+    rule = _combat(game).attack
+    res = game.ruleset.resolution
+    assert rule is not None and res is not None
+    effective, _ = effective_resolution(res, "skill", rule.check, view)
+    read = CheckRead(who=name, kind="skill", ident=rule.check, label="Attack",
+                     attrs={"dc": str(defence)}, view=view, ability=None,
+                     ability_part=modifier, rank=0, own_bonus=0, lean=lean)
+    key = f"attack/{name.casefold()}/{strikes}"
+    rolled = resolve_request(game, effective, read, ctx.for_tag(0), key)
+    assert rolled is not None  # a difficulty is always given
+    return rolled, hit_result(int(rolled.value), rolled.critical, defence), key
+
+
+def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx: TurnContext,
+            hero_at: tuple[int, int], target: int, armed: tuple[Stack, Item, Attack] | None,
+            budget: str, arming: Arming = PLAIN) -> tuple[State, Answer]:
+    """A hero's strike on a foe, made as ``arming`` says (its mode, the off hand)."""
+    rule = _combat(game).attack
+    assert rule is not None
+    who, me = hero_at
+    hero = state.characters[who]
+    foe = encounter.combatants[target]
+    defence = foe.defence or 0
+    view = SheetView(game, hero, state)
+    notes: list[str] = []
+    # CMB-ATK-A3: the attack check's skill gives the dice and the naturals; the weapon's toHit
+    # is the number added, never also the skill's own ability (DESIGN.md). The weapon's numbers
+    # are read once, before the dice: nothing in them is rolled.
+    weapon = numbers(game, view, armed[1], armed[2]) if armed is not None else None
+    modifier = weapon.to_hit if weapon is not None else 0
+    modifier += mode_to_hit(arming)  # ITM-MODE-4
+    striker = encounter.combatants[me]
+    distance = request.range.casefold()
+    if distance not in RANGES:
+        if distance:
+            notes.append(f'range="{request.range[:20]}" is not near or far: the default was used')
+        ranged = armed is not None and armed[2].reach is None and armed[2].range is not None
+        distance = "far" if ranged else "near"
+    if distance == "far" and (armed is None or armed[2].range is None):
+        # ITM-WPN-16..18, CMB-GRID-3: only a weapon with a range reaches beyond its reach; a
+        # ranged weapon at near shoots as it is (the spec sets it no penalty)
+        what = armed[0].name if armed is not None else "An unarmed strike"
+        return _refuse(state, request.tag, Refusal(
+            reasons.OUT_OF_REACH, f"{what} has no range and reaches only what is near: "
+            'write range="near", or attack with a ranged or thrown weapon; nothing was done.'))
+    # CMB-ATK-A1, CMB-MOD-1: the conditions of both sides, read before the dice
+    edge = attack_edge(game, names_of(state, encounter, me), names_of(state, encounter, target),
+                       distance)
+    if pool_fight(game):  # issue 25: a dice-pool fight counts successes (fight_pool.py)
+        return pool_strike(game, state, encounter, request.tag, ctx, Aim(
+            who, me, target, armed, budget, arming, distance, edge, weapon, modifier, notes), _won)
+    rolled, result, strike_key = roll_attack(game, view, hero.name, modifier, defence,
+                                             len(striker.spent), ctx, edge.lean)
+    if result == "hit" and edge.critical:  # CMB-COND-2: a paralysed target's near hit
+        result = "critical"
+    weapon_name = armed[0].name if armed is not None else UNARMED
+    record: dict[str, Any] = {
+        "attacker": hero.name, "target": foe.name,
+        "weapon": weapon_name + (OFF_HAND if arming.off_hand else ""), "budget": budget,
+        "range": distance, "rolls": rolled.rolls, "modifier": modifier,
+        "total": int(rolled.value), "defence": defence, "result": result, "damage": 0,
+        "hp": foe.hp, "hpMax": foe.hp_max}
+    record["round"] = encounter.round
+    record.update(other_kinds.recorded(game, rolled))  # issue 25: roll-against, symbol-pool
+    if edge.affected_by:  # CMB-MOD-2
+        record["affectedBy"] = list(edge.affected_by)
+    if arming.mode is not None:
+        record["mode"] = arming.mode.id
+    text = f"{hero.name} → {foe.name} ({record['weapon']}): {rolled.shown} · {result}"
+    if result != "miss":
+        formula = weapon.damage if weapon is not None else None
+        flat = weapon.flat if weapon is not None else 0
+        if arming.off_hand and armed is not None:  # ITM-OFF-4/7
+            flat = off_hand_flat(game, view, armed, flat)
+        kind = weapon.damage_type if weapon is not None else None
+        if formula is None:  # unarmed, or a weapon without damage dice: the system's damage
+            formula, flat = rule.damage, 0
+            kind = kind or rule.damage_type  # CMB-TYPE-1: the system's default type
+        given = attack_reads(rule, view, ctx.for_tag(0).stream(strike_key, "reads"),
+                             armed[2].reads if armed is not None else None) \
+            if rule.reads else {}  # most rulesets have no reads: no stream for them
+        given[ROLL_HIGH] = max(rolled.rolls) if rolled.rolls else 0  # OQ-CMB-5 b
+        reader = sheet_reader(view, given)
+        flat += other_kinds.hit_damage(game, rolled, result)  # issue 25: a symbol hit's successes
+        struck = strike(formula, reader, result == "critical",
+                        foe.hp or 0, ctx.for_tag(0).stream(strike_key, "damage"), flat,
+                        weapon.reroll_up_to if weapon is not None else 0)
+        # ITM-FLOOR-1/2: raised to the weapon's floor before a resistance halves it
+        least = floor_of(game, armed)
+        raised = max(struck.damage, least)
+        # ITM-DEF-4..8, ITM-WPN-27: the foe's typed defences against the weapon's type and tags
+        tags = weapon.tags if weapon is not None else frozenset()
+        dealt, guards = typed_damage(raised, kind, foe_defences(game, foe), tags)
+        extra = extra_damage(game, state, armed, foe, result == "critical", reader, ctx,
+                             strike_key)  # ITM-PLUS-1..8
+        dealt += extra.dealt
+        hp = max((foe.hp or 0) - dealt, 0)
+        record.update({"damage": dealt, "hp": hp,
+                       "damageRolls": [list(r.faces) for r in struck.rolls.rolls]})
+        if guards:  # CMB-MOD-2: what affected it, the conditions' edges first
+            record["affectedBy"] = [*edge.affected_by, *(g.text for g in guards)]
+        if kind is not None:
+            record["damageType"] = kind
+        dice = " + ".join(f"{r} ({'+'.join(map(str, r.faces))})" for r in struck.rolls.rolls)
+        added = f" {'+' if flat >= 0 else '-'} {abs(flat)}" if flat else ""
+        text += f", {dice or formula.text}{added} = {struck.damage}" + (f" {kind}" if kind else "")
+        if raised > struck.damage:
+            record["floor"] = least
+            text += f", raised to {least} (at least {least} on a hit)"
+        if guards:
+            text += f" ({'; '.join(g.text for g in guards)}: {dealt - extra.dealt})"
+        if extra.rows:
+            record["plus"] = list(extra.rows)
+            text += " " + " ".join(extra.texts)
+        foe = foe.model_copy(update={"hp": hp})
+    text += f" · {foe.name} {foe.hp}/{foe.hp_max}."
+    if edge.affected_by:  # CMB-MOD-2: "Affected by: Prone (near): advantage"
+        text += f" Affected by: {' · '.join(edge.affected_by)}."
+    combatants = list(encounter.combatants)
+    combatants[target] = foe
+    combatants[me] = spent_with(striker, budget, armed)  # ITM-OFF-3: and what it struck with
+    encounter = encounter.model_copy(update={"combatants": tuple(combatants)})
+    if result != "miss":  # ITM-ONHIT-1..6: what arrived puts the weapon's conditions on it
+        foe, applied, told = on_hit(game, state, encounter, target, armed, record["damage"],
+                                     ctx, strike_key)
+        if applied:
+            combatants[target] = foe
+            encounter = encounter.model_copy(update={"combatants": tuple(combatants)})
+            record["onHit"] = applied
+            text += f" {'; '.join(told)}."
+    next_state = state.model_copy(update={"encounter": encounter})
+    next_state, shot, said = fire(game, next_state, who, armed, arming, ctx)  # ITM-AMMO-3
+    record.update(shot)
+    text += said
+    encounter = next_state.encounter or encounter
+    events = struck_events(foe, record)  # CMB-CARD-1, then who fell
+    next_state, words = fell(game, next_state, encounter, foe, ctx, record, events, _won)
+    return _answered(request, next_state, record, text + words, events, notes, ctx)
+
+
+def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
+                ctx: TurnContext, me: int, target: int) -> tuple[State, Answer]:
+    """CMB-ATK-7, CMB-ATK-A1..A7: a foe's strike on a hero — the same attack check, its
+    template's ``attack`` added, against the hero's defence; its template's ``damage``
+    (dice doubled on a critical) taken temporary points first."""
+    hero = state.character_index(encounter.combatants[target].name)
+    assert hero is not None
+    health = hero_health(game, state, hero)
+    if health is None:
+        return state, refused(request.tag, reasons.UNSUPPORTED,
+                              "This ruleset keeps no hit points for heroes (no health pool or "
+                              "health track), so a foe's strike cannot land; nothing was done.")
+    encounter = _round(encounter, ctx)
+    foe = encounter.combatants[me]
+    late = _foe_no_time(foe)
+    if late is not None:
+        return _refuse(state, request.tag, late)
+    name = state.characters[hero].name
+    # CMB-REACT-7: a reaction earlier this round still adds its defence (issue 25)
+    defence = hero_defence(game, state, hero) + guard_of(encounter.combatants[target],
+                                                         encounter.round)
+    modifier = foe.attack or 0
+    notes: list[str] = []
+    distance = request.range.casefold()
+    if distance not in RANGES:  # a foe's strike is near unless the story says far
+        if distance:
+            notes.append(f'range="{request.range[:20]}" is not near or far: near was used')
+        distance = "near"
+    # CMB-MOD-1: the conditions of both sides, read before the dice, as for a hero's strike
+    edge = attack_edge(game, names_of(state, encounter, me), names_of(state, encounter, target),
+                       distance)
+    if pool_fight(game):  # issue 25: a dice-pool fight counts successes (fight_pool.py)
+        return pool_foe_attack(game, state, encounter, request.tag, ctx, FoeAim(
+            me, target, hero, health, defence, distance, edge, notes))
+    rolled, result, strike_key = roll_attack(game, SheetView(game, None, state), foe.name,
+                                             modifier, defence, len(foe.spent), ctx, edge.lean)
+    if result == "hit" and edge.critical:  # CMB-COND-2
+        result = "critical"
+    # issue 25, CMB-REACT-1..7: the hero's standing reaction, before the hit is confirmed
+    reacted = react_to_hit(game, state, encounter, target, rolled, defence, result, ctx)
+    if reacted is not None:
+        state, encounter, defence, result, rolled = (reacted.state, reacted.encounter,
+                                                     reacted.defence, reacted.result,
+                                                     reacted.rolled)
+    record: dict[str, Any] = {
+        "round": encounter.round, "attacker": foe.name, "target": name, "range": distance,
+        "rolls": rolled.rolls, "modifier": modifier, "total": int(rolled.value),
+        "defence": defence, "result": result, "damage": 0, "hp": health.hp,
+        "hpMax": health.hp_max}
+    record.update(other_kinds.recorded(game, rolled))  # issue 25: roll-against, symbol-pool
+    if edge.affected_by:  # CMB-MOD-2
+        record["affectedBy"] = list(edge.affected_by)
+    text = f"{foe.name} → {name}: {rolled.shown}"
+    if reacted is not None:
+        record["reaction"] = reacted.record
+        text += reacted.text
+    text += f" · {result}"
+    after = health
+    if result != "miss":
+        reader = foe_reader(game.ruleset, foe.tier or 1, foe.modifier or 0)
+        struck = strike(_foe_damage(foe), reader, result == "critical", health.hp,
+                        ctx.for_tag(0).stream(strike_key, "damage"),
+                        other_kinds.hit_damage(game, rolled, result))  # issue 25
+        # CMB-TYPE-1, ITM-DEF-4..8: the foe's damage type against what the hero resists
+        kind = foe.damage_type
+        dealt, guards = typed_damage(struck.damage, kind, defences_of(game, state, hero),
+                                     foe_qualities(game, foe))  # ITM-WPN-29
+        state, after = hurt(game, state, hero, dealt)
+        dice = " + ".join(f"{r} ({'+'.join(map(str, r.faces))})" for r in struck.rolls.rolls)
+        record.update({"damage": dealt, "hp": after.hp,
+                       "damageRolls": [list(r.faces) for r in struck.rolls.rolls]})
+        if kind is not None:
+            record["damageType"] = kind
+        if guards:
+            record["affectedBy"] = [*edge.affected_by, *(g.text for g in guards)]
+        rest = struck.damage - sum(sum(r.faces) for r in struck.rolls.rolls)
+        added = f" {'+' if rest >= 0 else '-'} {abs(rest)}" if rest and dice else ""
+        text += f", {dice or struck.damage}{added} = {struck.damage}" + (
+            f" {kind}" if kind else "")
+        if guards:
+            text += f" ({'; '.join(g.text for g in guards)}: {dealt})"
+    if health.temporary:
+        record["temporary"] = after.temporary
+    text += f" · {name} {after.hp}/{after.hp_max}"
+    text += f" (+{after.temporary} temporary)." if after.temporary else "."
+    if edge.affected_by:
+        text += f" Affected by: {' · '.join(edge.affected_by)}."
+    # issue 25, CMB-SUS-4..7: the damage makes a sustaining hero save, or downs it
+    sustained = sustain_after_damage(game, state.model_copy(update={"encounter": encounter}),
+                                     target, record["damage"], not after.hp, ctx, strike_key)
+    if sustained.record:
+        state, encounter = sustained.state, sustained.state.encounter or encounter
+        record["sustain"] = sustained.record
+        text += sustained.text
+    combatants = list(encounter.combatants)
+    combatants[me] = foe.model_copy(update={"spent": (*foe.spent, FOE_STRIKE)})
+    encounter = encounter.model_copy(update={"combatants": tuple(combatants)})
+    next_state = state.model_copy(update={"encounter": encounter})
+    events: list[str] = [f"damage:{name}:{record['damage']}"] if record["damage"] else []
+    if not after.hp:
+        next_state, said = downed(game, next_state, hero, events, record)  # CMB-HP0-1..4
+        next_state, lost = lost_if_none_stand(game, next_state, encounter, events)
+        text += said + lost
+    return _answered(request, next_state, record, text, events, notes, ctx)
+
+
+def _outcome_strike(game: Game, state: State, request: Strike, encounter: Encounter,
+                    ctx: TurnContext, me: int, target: int) -> tuple[State, Answer]:
+    """Issue 25, CMB-OUTC-1..4: a hero's outcome action (engine/actions/fight/outcome/combat.py),
+    and the end of the fight it wins or loses, as a formula strike's."""
+    attacker = encounter.combatants[me]
+    who = state.character_index(attacker.name) if attacker.side == "party" else None
+    armed = _weapon(game, state, who, request.weapon) if who is not None else None
+    if isinstance(armed, Refusal):  # a weapon adds its toHit and attack.effect (issue 25)
+        return _refuse(state, request.tag, armed)
+    done = outcome.strike(game, state, request, encounter, ctx, me, target, armed)
+    if isinstance(done, Refusal):
+        return _refuse(state, request.tag, done)
+    next_state, words = _ended(game, done.state, done.ends, encounter, ctx, done.record)
+    text = done.text + words
+    return _answered(request, next_state, done.record, text, list(done.events),
+                     list(done.notes), ctx)
+
+
+FOE_STRIKE = "strike"  # what a foe's attack spends (its template's attacks a round)
+NO_DAMAGE = Formula("0", Number(0))
+
+
+def _foe_damage(foe: Combatant) -> Formula:
+    """CMB-TPL-8: the damage formula the foe got when it joined (checked at load)."""
+    parsed = parse_formula(foe.damage or "0")
+    return parsed if isinstance(parsed, Formula) else NO_DAMAGE
+
+
+def _answered(request: Strike, state: State, record: dict[str, Any], text: str,
+              events: list[str], notes: list[str], ctx: TurnContext) -> tuple[State, Answer]:
+    """The answer of a strike that happened: its place in the round's order (the reply's
+    attacks are applied in initiative order, so the ordinal among them is that place) and
+    its rule-card events (CMB-CARD-1)."""
+    record["slot"] = ctx.ordinal + 1
+    if events:
+        record["events"] = events
+    return state, accepted(request.tag, text, record, tuple(notes))
+
+
+def _ended(game: Game, state: State, ends: str | None, encounter: Encounter, ctx: TurnContext,
+           record: dict[str, Any]) -> tuple[State, str]:
+    """An outcome that ended the fight (``ends``: "victory", "defeat" or None): the words,
+    the spoils of a victory, and the fight over."""
+    if ends is None:
+        return state, ""
+    text = " The fight is lost."
+    if ends == "victory":
+        state, words = _won(game, state, state.encounter or encounter, ctx, record)
+        text = " The fight is won." + words
+    return fight_over(state), text
+
+
+def _won(game: Game, state: State, encounter: Encounter, ctx: TurnContext,
+         record: dict[str, Any]) -> tuple[State, str]:
+    """A won fight (the last foe felled, or op="end" outcome="victory"): the felled foes'
+    loot (ITM-LOOT-11..14) and the ammunition picked up (ITM-AMMO-5..7), in the record
+    (``loot``, ``recovered``) and the words the answer adds."""
+    state, spoils, dropped = _spoils(game, state, encounter, ctx)
+    if spoils:
+        record["loot"] = spoils
+    state, recovered, picked = picked_up(game, state, encounter)
+    if recovered:
+        record["recovered"] = recovered
+    return state, dropped + picked
+
+
+def _spoils(game: Game, state: State, encounter: Encounter,
+            ctx: TurnContext) -> tuple[State, list[dict[str, object]], str]:
+    """ITM-LOOT-11..14: a won fight rolls the loot table of every felled foe (fixed when it
+    joined; a foe without one drops nothing) into the shared view, like an add; the dice are
+    keyed by the reply that won it and the foe's name. The new state (with a journal line per
+    table, ITM-LOOT-15), the record of each table and the words."""
+    tables = {t.id: t for t in (game.ruleset.items.loot_tables if game.ruleset.items else [])}
+    spoils: list[dict[str, object]] = []
+    words: list[str] = []
+    for foe in encounter.combatants:
+        table = tables.get(foe.loot) if foe.side == "foes" and not foe.hp and foe.loot else None
+        if table is None:
+            continue
+        stream = ctx.for_tag(0).stream("loot", f"victory/{foe.name.casefold()}")
+        state, record, parts = drop_table(game, state, table, stream, None)
+        spoils.append({"foe": foe.name, **record})
+        said = "; ".join(parts) if parts else "nothing"
+        words.append(f"{foe.name} ({table.label}): {said}")
+        journal = JournalEntry(turn=ctx.turn_label, text=f"Loot ({table.label}, {foe.name}): "
+                               + said)
+        state = state.model_copy(update={"journal": (*state.journal, journal)})
+    return state, spoils, (" Loot: " + " · ".join(words) + ".") if words else ""
+
+
+# --- the order of a reply's attacks --------------------------------------------------------
+
+FIRST_OPS = frozenset({"start", "join", "condition", "defend"})
+"""The ``[combat:]`` ops applied before a reply's attacks (DESIGN.md "Rounds and order")."""
+LAST_OPS = frozenset({"end"})
+"""The ``[combat:]`` ops applied after every other tag of the reply."""
+ROUND_OPS = frozenset({"reload", "leave"})  # leave: issue 25, engine/actions/fight/leave.py
+"""The ``[combat:]`` ops that act in the round like an attack, in their hero's initiative
+order among the reply's attacks (ITM-CLIP-5)."""
+
+
+def attacker_rank(state: State, tag: Tag) -> int:
+    """CMB-TURN-3/4/6/14, OQ-CMB-7 a/b: where an ``[attack:]``'s attacker stands in the
+    encounter's initiative order (highest first, a hero before a foe on a tie, then join
+    order), so a reply's attacks land in that order; an attacker not in the fight comes after
+    everyone (its attack is refused)."""
+    encounter = state.encounter
+    if encounter is None:
+        return 0
+    written = meant_fighter(state, (tag.get("who") or "").strip())
+    hero = state.character_index(written or None)
+    found = encounter.find(state.characters[hero].name if hero is not None else written)
+    if found is None:
+        return len(encounter.combatants)
+    if encounter.kind == "narrative":  # issue 26: every hero first in text order, then foes
+        return 0 if encounter.combatants[found].side == "party" else 1
+    if encounter.kind == "outcome" and not any(c.initiative for c in encounter.combatants):
+        return 0  # issue 25: without initiative an outcome fight's actions go in text order
+    return found
