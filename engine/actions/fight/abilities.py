@@ -26,11 +26,11 @@ from ...rules.fight.conditions import attack_edge, fight_over, immunities, label
 from ...rules.fight.formula import largest_per_class, standing, strike
 from ...rules.formula import evaluate, sheet_reader
 from ...rules.game import Game
-from ...rules.sheet import SheetView
+from ...rules.sheet import SheetView, save_label
 from ...rules.state import Combatant, Encounter, FightCondition, State
 from ...ruleset import Formula, parse_formula
 from ...ruleset.abilities import FREE, Ability, ability_of
-from ..answers import Answer, accepted, refused
+from ..answers import Answer, accepted
 from ..attrs import FIGHTERS, TEXT
 from ..checks.pipeline import effective_resolution, resolve_request
 from ..declare import Refusal, Request, action, attr, request
@@ -38,24 +38,24 @@ from ..examples import FOE_NAMES, Party, example
 from .allies import ally_targets, on_allies
 from .arms import picked_up
 from .check_kinds import hit_damage
-from .foes import foe_cast, foe_teach
-from .formula import (
-    ATTACKER,
+from .encounter import (
     BY_TURNS,
     RANGES,
-    _cannot_act,
-    _combat,
-    _fighting,
-    _in_fight,
-    _round,
-    _spoils,
-    _target,
+    cannot_act,
+    combat_of,
+    encounter_on,
+    fighting,
+    refuse,
+    round_of,
+    target_names,
+    target_of,
     turn_action,
 )
+from .foes import foe_cast, foe_teach
+from .formula import ATTACKER
 from .judge import kind_attack
 from .outcome.use import OUTCOME_USE_RECORD, outcome_cast
-
-MAX_TARGETS = 12  # target= names at most this many foes
+from .victory import felled_loot
 
 
 @request
@@ -81,20 +81,14 @@ class Cast(Request):
                          shown="risky")
 
 
-def _refuse(state: State, request: Cast, refusal: Refusal) -> tuple[State, Answer]:
-    return state, refused(request.tag, refusal.reason, refusal.text)
-
-
 def _targets(game: Game, state: State, encounter: Encounter, caster: Combatant,
              request: Cast, most: int) -> list[int] | Refusal:
     """``target=``: each comma-separated name a standing foe (the only one standing without
     any), each once, at most the ability's ``targetCount``."""
-    names = list(dict.fromkeys(n.strip() for n in request.target.split(",") if n.strip()))
-    if len(names) > MAX_TARGETS:
-        names = names[:MAX_TARGETS + 1]
+    names = target_names(request.target)
     found: list[int] = []
     for name in names or [""]:
-        index = _target(game, state, encounter, caster, name)
+        index = target_of(game, state, encounter, caster, name)
         if isinstance(index, Refusal):
             return index
         if index not in found:
@@ -119,7 +113,7 @@ def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
     """CMB-ABIL-1, CMB-TURN-9/12/17: an ability takes the place of the first attack of a use
     of its turn action, so it needs a use not yet begun — ``per`` uses (and those granted this
     round) of ``attacks`` each, none of which it may break into; past that, NO TIME."""
-    found = next((a for a in _combat(game).turn_actions if a.id == budget), None)
+    found = next((a for a in combat_of(game).turn_actions if a.id == budget), None)
     if found is None:
         return None
     stream = ctx.for_tag(0).stream("attack", "budget")
@@ -159,11 +153,6 @@ def _roll(game: Game, view: SheetView, name: str, kind: CheckKind, ident: str, l
     rolled = resolve_request(game, effective, read, ctx.for_tag(0), purpose)
     assert rolled is not None  # a difficulty is always given
     return rolled
-
-
-def _save_label(game: Game, ident: str) -> str:
-    sheet = game.ruleset.sheet
-    return next((r.label for r in (*sheet.saves, *sheet.abilities) if r.id == ident), ident)
 
 
 def _applied(game: Game, state: State, encounter: Encounter, index: int, chosen: Chosen,
@@ -236,7 +225,7 @@ def _attack_spell(game: Game, state: State, encounter: Encounter, chosen: Chosen
     stream = ctx.for_tag(0).stream(key, "to-hit")
     modifier = evaluate(ability.to_hit, reader, stream).value if ability.to_hit else 0
     formula = _damage_formula(ability)
-    rule = _combat(game).attack
+    rule = combat_of(game).attack
     assert rule is not None
     rows: list[dict[str, Any]] = []
     words: list[str] = []
@@ -324,7 +313,7 @@ def _save_spell(game: Game, state: State, encounter: Encounter, chosen: Chosen, 
     if struck is not None and formula is not None:
         shared.update({"damageRolls": [list(r.faces) for r in struck.rolls.rolls],
                        "rolled": struck.damage})
-    label = _save_label(game, ability.save.save)
+    label = save_label(game, ability.save.save)
     kind: CheckKind = "save" if any(
         s.id == ability.save.save for s in game.ruleset.sheet.saves) else "ability"
     foe_view = SheetView(game, None, state)
@@ -362,7 +351,7 @@ def _save_spell(game: Game, state: State, encounter: Encounter, chosen: Chosen, 
 def _teach(game: Game, party: Party) -> list[str]:
     """The GM's line for abilities, where the ruleset's catalogs hold fight abilities: the
     first one a hero uses on foes (no reaction)."""
-    if _fighting(game) is not None:
+    if fighting(game) is not None:
         return []
     lines = foe_teach(game, party)  # CMB-ABIL-4: the foes' own abilities
     used = next((e for c in game.ruleset.catalogs for e in c.entries
@@ -419,15 +408,15 @@ CAST_RECORD = {
 def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= use= target= action=]``: a hero's ability or spell (CMB-ABIL-1..3, 6;
     CMB-SUS-1..3, 7; CMB-TURN-17)."""
-    encounter = _in_fight(game, state, BY_TURNS)
+    encounter = encounter_on(game, state, BY_TURNS)
     if isinstance(encounter, Refusal):
-        return _refuse(state, request, encounter)
+        return refuse(state, request.tag, encounter)
     if encounter.kind == "outcome":  # issue 25: engine/actions/fight/outcome/use.py
         return outcome_cast(game, state, request.tag, request.who, request.use,
                             request.target, request.position, encounter, ctx)
     me = encounter.find(request.who)
     if me is None:
-        return _refuse(state, request, Refusal(
+        return refuse(state, request.tag, Refusal(
             reasons.UNKNOWN_COMBATANT, f'{request.who[:60]} is not in the fight: [combat: '
             f'op="join" foe="{request.who[:60]}"] first; nothing was done.'))
     caster = encounter.combatants[me]
@@ -435,23 +424,23 @@ def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[Sta
         return foe_cast(game, state, encounter, me, request.tag, request.use, request.target,
                         request.range, ctx)
     if not standing(game, state, caster):  # CMB-TURN-8
-        return _refuse(state, request, Refusal(
+        return refuse(state, request.tag, Refusal(
             reasons.DOWNED, f"{caster.name} is down and does not act; nothing was done."))
-    stopped = _cannot_act(game, state, encounter, me)  # CMB-TYPE-2: no abilities either
+    stopped = cannot_act(game, state, encounter, me)  # CMB-TYPE-2: no abilities either
     if stopped is not None:
-        return _refuse(state, request, stopped)
+        return refuse(state, request.tag, stopped)
     hero = state.character_index(caster.name)
     assert hero is not None
     character = state.characters[hero]
     chosen = chosen_ability(game, character, request.use)
     if chosen is None:
-        return _refuse(state, request, Refusal(
+        return refuse(state, request.tag, Refusal(
             reasons.UNKNOWN_ENTRY, f'{caster.name} has no ability called '
             f'"{request.use.strip()[:60]}" that a fight can use; nothing was done.'))
     ability = chosen.ability
     label = chosen.entry.label
     if ability.is_reaction:  # CMB-REACT-5
-        return _refuse(state, request, Refusal(
+        return refuse(state, request.tag, Refusal(
             reasons.REACTION_ONLY, f"{label} is a reaction: it is used by itself when its "
             "moment comes (a standing order in the party file), never as one of the turn's "
             "actions; nothing was done."))
@@ -462,19 +451,19 @@ def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[Sta
         targets = _targets(game, state, encounter, caster, request, ability.target_count) \
             if ability.aimed else []
     if isinstance(targets, Refusal):
-        return _refuse(state, request, targets)
+        return refuse(state, request.tag, targets)
     budget = _budget(game, request.budget, ability)
     if isinstance(budget, Refusal):
-        return _refuse(state, request, budget)
-    encounter = _round(encounter, ctx)
+        return refuse(state, request.tag, budget)
+    encounter = round_of(encounter, ctx)
     view = SheetView(game, character, state)
     if budget is not None:
         late = _no_time(game, view, encounter.combatants[me], budget, ctx)
         if late is not None:
-            return _refuse(state, request, late)
+            return refuse(state, request.tag, late)
     bought = paid(game, state, character, ability)
     if isinstance(bought, str):
-        return _refuse(state, request, Refusal(
+        return refuse(state, request.tag, Refusal(
             reasons.CANNOT_PAY, f"{caster.name} has no {bought} left to pay for {label}; "
             "nothing was done."))
     payer, taken = bought
@@ -537,7 +526,7 @@ def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[Sta
         grants = ability.grants
         update["granted"] = (*mine.granted, *(grants.action,) * grants.count)
         record["granted"] = grants.action
-        name = next((a.name for a in _combat(game).turn_actions if a.id == grants.action),
+        name = next((a.name for a in combat_of(game).turn_actions if a.id == grants.action),
                     grants.action)
         text += f" {caster.name} has {grants.count} more {name} this round."
     combatants[me] = mine.model_copy(update=update)
@@ -549,7 +538,7 @@ def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[Sta
         if not any(c.side == "foes" and c.hp for c in encounter.combatants):
             events.append("end:victory")  # DESIGN.md: the last foe falls, the fight ends
             text += " The fight is won."
-            state, spoils, said = _spoils(game, state, encounter, ctx)
+            state, spoils, said = felled_loot(game, state, encounter, ctx)
             if spoils:
                 record["loot"] = spoils
                 text += said

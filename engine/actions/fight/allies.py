@@ -26,8 +26,7 @@ from ...rules.state import Encounter, FightCondition, State
 from ...rules.tracks import health_pool
 from ...ruleset import Formula, parse_formula
 from ..declare import Refusal
-
-MAX_TARGETS = 12
+from .encounter import target_names
 
 
 def ally_targets(state: State, encounter: Encounter, me: int, named: str, most: int,
@@ -35,9 +34,8 @@ def ally_targets(state: State, encounter: Encounter, me: int, named: str, most: 
     """``target=``: heroes of the fight, comma-separated, each once, at most ``most`` (the user
     without any; only the user for a ``self`` ability). A downed hero may be aimed at (a heal
     stands it up again)."""
-    names = list(dict.fromkeys(n.strip() for n in named.split(",") if n.strip()))
     found: list[int] = []
-    for name in names[:MAX_TARGETS + 1]:
+    for name in target_names(named):
         index = encounter.find(name)
         if index is None:
             return Refusal(reasons.UNKNOWN_COMBATANT, f'Nobody called "{name[:60]}" is in the '

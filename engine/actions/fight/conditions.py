@@ -26,14 +26,15 @@ from ...rules.fight.conditions import (
 from ...rules.fight.formula import held
 from ...rules.game import Game
 from ...rules.saves_against import save_bonus
-from ...rules.sheet import SheetView
+from ...rules.sheet import SheetView, save_label
 from ...rules.state import Combatant, Encounter, FightCondition, State
 from ..answers import Answer, accepted, refused
 from ..attrs import FIGHTER, NUMERAL, RAW, TEXT
 from ..checks.pipeline import effective_resolution, resolve_request, roll_check
 from ..declare import Refusal, Request, action, attr, request
 from ..examples import FOE_NAMES, Party, example
-from .formula import BY_TURNS, ROUND_OPS, _fighting, _in_fight
+from .encounter import BY_TURNS, encounter_on, fighting
+from .formula import ROUND_OPS
 
 MAX_DC = 999  # dc= is held to 0..999
 
@@ -132,18 +133,13 @@ def _how_long(game: Game, lasting: FightCondition) -> str:
     if lasting.rounds is not None:
         parts.append(f"for {lasting.rounds} round{'s' if lasting.rounds != 1 else ''}")
     if lasting.save is not None:
-        parts.append(f"until it saves ({_save_label(game, lasting.save)} DC {lasting.dc}) "
+        parts.append(f"until it saves ({save_label(game, lasting.save)} DC {lasting.dc}) "
                      "at the end of a round")
     return ", or ".join(parts) or "until removed"
 
 
-def _save_label(game: Game, ident: str) -> str:
-    sheet = game.ruleset.sheet
-    return next((r.label for r in (*sheet.saves, *sheet.abilities) if r.id == ident), ident)
-
-
 def _teach(game: Game, party: Party) -> list[str]:
-    if _fighting(game, BY_TURNS) is not None or not game.ruleset.conditions:
+    if fighting(game, BY_TURNS) is not None or not game.ruleset.conditions:
         return []
     known = [c.label for c in game.ruleset.conditions]
     return ["- A condition in a fight: " + example("combat", op="condition", who=FOE_NAMES[0],
@@ -168,7 +164,7 @@ def condition(game: Game, state: State, request: Afflict,
               ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="condition" who= add= remove= rounds= save= dc=]``: a combatant gains or
     loses a condition (CMB-COND-1..6; ITM-DEF-3)."""
-    encounter = _in_fight(game, state, BY_TURNS)  # issue 25: outcome fights too
+    encounter = encounter_on(game, state, BY_TURNS)  # issue 25: outcome fights too
     if isinstance(encounter, Refusal):
         return state, refused(request.tag, encounter.reason, encounter.text)
     index = encounter.find(request.who or state.player)
@@ -254,7 +250,7 @@ def _save_roll(game: Game, state: State, encounter: Encounter, combatant: Combat
     view = SheetView(game, None, state)
     effective, _ = effective_resolution(res, kind, lasting.save, view)
     read = CheckRead(who=combatant.name, kind=kind, ident=lasting.save,
-                     label=_save_label(game, lasting.save), attrs={"dc": str(lasting.dc)},
+                     label=save_label(game, lasting.save), attrs={"dc": str(lasting.dc)},
                      view=view, ability=None, ability_part=modifier, rank=0,
                      own_bonus=save_bonus(game, combatant, lasting.name, False))  # ITM-ONHIT-7
     rolled = resolve_request(game, effective, read, ctx, purpose)
@@ -285,7 +281,7 @@ def _settle(game: Game, state: State, encounter: Encounter,
                                                   lasting, ctx)
                 row.update({"save": lasting.save, "dc": lasting.dc, **rolled,
                             "saved": saved})
-                shown = f"{_save_label(game, lasting.save)} {rolled['total']} vs {lasting.dc}"
+                shown = f"{save_label(game, lasting.save)} {rolled['total']} vs {lasting.dc}"
                 if saved:  # CMB-COND-5
                     after = None
                     lines.append(f"{combatant.name} saves against {label} ({shown})")

@@ -30,34 +30,38 @@ from ...rules.fight.formula import hero_defence, hero_health, hurt, standing, st
 from ...rules.foe_abilities import damage_taken, foe_use, regenerates
 from ...rules.formula import foe_reader
 from ...rules.game import Game
-from ...rules.sheet import SheetView
+from ...rules.sheet import SheetView, save_label
 from ...rules.state import Combatant, Encounter, FoeUse, State
 from ...ruleset import Formula, parse_formula
-from ..answers import Answer, accepted, refused
+from ..answers import Answer, accepted
 from ..checks.pipeline import roll_check
 from ..declare import Refusal
 from ..examples import Party, example
-from .formula import FOE_STRIKE, RANGES, ROUND_OPS, _cannot_act, _foe_no_time, _round, _target
+from .encounter import (
+    FOE_STRIKE,
+    RANGES,
+    cannot_act,
+    foe_no_time,
+    refuse,
+    round_of,
+    target_names,
+    target_of,
+)
+from .formula import ROUND_OPS
 from .hp0 import downed, lost_if_none_stand
 from .judge import kind_attack
 from .react import HIT, react_to_hit, sustain_after_damage
 
-MAX_TARGETS = 12  # target= names at most this many heroes
 SPELL = "spell"  # OQ-CMB-11: the trigger of a foe's spell
-
-
-def _refuse(state: State, tag: Tag, refusal: Refusal) -> tuple[State, Answer]:
-    return state, refused(tag, refusal.reason, refusal.text)
 
 
 def _targets(game: Game, state: State, encounter: Encounter, foe: Combatant, named: str,
              most: int, label: str) -> list[int] | Refusal:
     """``target=``: each comma-separated name a standing hero (the only one standing without
     any), each once, at most the ability's ``targets``."""
-    names = list(dict.fromkeys(n.strip() for n in named.split(",") if n.strip()))
     found: list[int] = []
-    for name in names[:MAX_TARGETS + 1] or [""]:
-        index = _target(game, state, encounter, foe, name)
+    for name in target_names(named) or [""]:
+        index = target_of(game, state, encounter, foe, name)
         if isinstance(index, Refusal):
             return index
         if index not in found:
@@ -79,11 +83,6 @@ def _damage(use: FoeUse) -> Formula | None:
 def _dice(struck: Any) -> str:
     dice = " + ".join(f"{r} ({'+'.join(map(str, r.faces))})" for r in struck.rolls.rolls)
     return f"{dice or struck.damage} = {struck.damage}"
-
-
-def _save_label(game: Game, ident: str) -> str:
-    sheet = game.ruleset.sheet
-    return next((r.label for r in (*sheet.saves, *sheet.abilities) if r.id == ident), ident)
 
 
 def _attack_row(game: Game, state: State, encounter: Encounter, me: int, target: int,
@@ -224,36 +223,36 @@ def foe_cast(game: Game, state: State, encounter: Encounter, me: int, tag: Tag, 
     abilities, in place of one of its attacks this round (CMB-ABIL-4/5/6, CMB-TPL-8)."""
     foe = encounter.combatants[me]
     if not standing(game, state, foe):  # CMB-TURN-8
-        return _refuse(state, tag, Refusal(
+        return refuse(state, tag, Refusal(
             reasons.DOWNED, f"{foe.name} is down and does not act; nothing was done."))
-    stopped = _cannot_act(game, state, encounter, me)  # CMB-TYPE-2: no abilities either
+    stopped = cannot_act(game, state, encounter, me)  # CMB-TYPE-2: no abilities either
     if stopped is not None:
-        return _refuse(state, tag, stopped)
+        return refuse(state, tag, stopped)
     at = foe_use(foe, named)
     if at is None:
         known = ", ".join(u.label for u in foe.abilities) or "none"
-        return _refuse(state, tag, Refusal(
+        return refuse(state, tag, Refusal(
             reasons.UNKNOWN_ENTRY, f'{foe.name} has no ability called "{named.strip()[:60]}" '
             f"(its template's: {known}); nothing was done."))
     use = foe.abilities[at]
     if use.left == 0:
-        return _refuse(state, tag, Refusal(
+        return refuse(state, tag, Refusal(
             reasons.USED_UP, f"{foe.name} has used {use.label} as often as it can this fight; "
             "nothing was done."))
     targets = _targets(game, state, encounter, foe, target, use.targets, use.label)
     if isinstance(targets, Refusal):
-        return _refuse(state, tag, targets)
+        return refuse(state, tag, targets)
     for index in targets:
         hero = state.character_index(encounter.combatants[index].name)
         if hero is None or hero_health(game, state, hero) is None:
-            return _refuse(state, tag, Refusal(
+            return refuse(state, tag, Refusal(
                 reasons.UNSUPPORTED, "This ruleset keeps no hit points for heroes (no health "
                 "pool or health track), so a foe's ability cannot land; nothing was done."))
-    encounter = _round(encounter, ctx)
+    encounter = round_of(encounter, ctx)
     foe = encounter.combatants[me]
-    late = _foe_no_time(foe)
+    late = foe_no_time(foe)
     if late is not None:
-        return _refuse(state, tag, late)
+        return refuse(state, tag, late)
     notes: list[str] = []
     distance = range_.casefold()
     if distance not in RANGES:
@@ -277,7 +276,7 @@ def foe_cast(game: Game, state: State, encounter: Encounter, me: int, tag: Tag, 
             record.update({"damageRolls": [list(r.faces) for r in struck.rolls.rolls],
                            "rolled": rolled})
             text += _dice(struck) + (f" {use.damage_type}" if use.damage_type else "") + ", "
-        text += f"{_save_label(game, use.save)} DC {use.dc}; "
+        text += f"{save_label(game, use.save)} DC {use.dc}; "
     rows: list[dict[str, Any]] = []
     words: list[str] = []
     events: list[str] = []

@@ -19,7 +19,7 @@ from ...rules.abilities import guard_of
 from ...rules.armour import defences_of, foe_defences, foe_qualities, typed_damage
 from ...rules.checks.read import CheckRead, Rolled
 from ...rules.context import TurnContext
-from ...rules.fight.conditions import attack_edge, fight_over, held_back, names_of
+from ...rules.fight.conditions import attack_edge, fight_over, names_of
 from ...rules.fight.formula import (
     MAX_FOES,
     TIERS,
@@ -38,24 +38,22 @@ from ...rules.fight.formula import (
     template_for,
     whole_number,
 )
-from ...rules.fight.pool import risen
 from ...rules.foe_abilities import with_abilities
 from ...rules.formula import foe_modifier, foe_reader, sheet_reader
 from ...rules.game import Game
 from ...rules.names import meant_fighter
 from ...rules.sheet import SheetView
-from ...rules.state import Combatant, Encounter, JournalEntry, Stack, State
-from ...rules.weapons import armed_with, first_worn_weapon, numbers
-from ...ruleset import Formula, Item, Template, combat_kind, parse_formula
+from ...rules.state import Combatant, Encounter, Stack, State
+from ...rules.weapons import numbers
+from ...ruleset import Formula, Item, Template, parse_formula
 from ...ruleset.combat import Attack
-from ...ruleset.fight import ROLL_HIGH, Combat
+from ...ruleset.fight import ROLL_HIGH
 from ...ruleset.formula import Number
 from ..answers import Answer, accepted, refused
 from ..attrs import FIGHTER, FIGHTERS, NUMERAL, TEXT, WIELDED
 from ..checks.pipeline import effective_resolution, resolve_request, roll_check
 from ..declare import Read, Reader, Reading, Refusal, Request, action, attr, request
 from ..examples import END_LINE, FOE, FOE_COUNT, FOE_NAMES, Party, example, join_line
-from ..loot import drop_table
 from . import check_kinds as other_kinds  # issue 25: roll-against and symbol-pool fights
 from .arms import (
     OFF_HAND,
@@ -70,9 +68,24 @@ from .arms import (
     off_hand_flat,
     off_hand_no_time,
     on_hit,
-    picked_up,
     ready,
     spent_with,
+)
+from .encounter import (
+    BY_TURNS,
+    FOE_STRIKE,
+    RANGES,
+    UNARMED,
+    budget_of,
+    cannot_act,
+    combat_of,
+    encounter_on,
+    fighting,
+    foe_no_time,
+    refuse,
+    round_of,
+    target_of,
+    weapon_of,
 )
 from .felled import fell, struck_events
 from .hp0 import downed, lost_if_none_stand
@@ -82,53 +95,10 @@ from .outcome import combat as outcome
 from .pool import Aim, FoeAim, pool_fight, pool_foe, pool_foe_attack, pool_hero, pool_strike
 from .react import react_to_hit, sustain_after_damage  # issue 25: reactions, sustain
 from .use_teach import teach_use_in_fight
+from .victory import ended, won
 from .volley import VOLLEY, named_targets, too_many, volley
 
 OUTCOMES = ("victory", "defeat", "fled", "truce")
-RANGES = ("near", "far")
-UNARMED = "unarmed"
-
-
-FORMULA = ("formula",)
-BY_TURNS = ("formula", "outcome")
-"""The kinds of combat whose start, join, condition and end are formula combat's (issue 25:
-an outcome fight's foes join, are afflicted and leave the same way)."""
-
-
-def _fighting(game: Game, kinds: tuple[str, ...] = FORMULA) -> Refusal | None:
-    """Why this ruleset answers no tag of ``kinds`` of combat, or None when it does."""
-    kind = combat_kind(game.ruleset)
-    if kind == "none":
-        return Refusal(reasons.NO_COMBAT, 'This ruleset turns fights off ("kind": "none"); '
-                       "nothing was done.")
-    if kind not in kinds and not ("formula" in kinds and other_kinds.fights(game)):
-        # issue 25: a symbol-pool ruleset with combat.attack fights as formula combat does
-        return (other_kinds.no_attack(game) if "formula" in kinds else None) or Refusal(
-            reasons.UNSUPPORTED, f"This ruleset fights with {kind} combat, which does not "
-            "answer this tag; nothing was done.")
-    return None
-
-
-def _in_fight(game: Game, state: State,
-              kinds: tuple[str, ...] = FORMULA) -> Encounter | Refusal:
-    """The fight on now, or why there is none to act in."""
-    refusal = _fighting(game, kinds)
-    if refusal is not None:
-        return refusal
-    if state.encounter is None:
-        return Refusal(reasons.NO_ENCOUNTER, 'No fight is on: begin one with [combat: '
-                       'op="start" foe="<name>"]; nothing was done.')
-    return state.encounter
-
-
-def _combat(game: Game) -> Combat:
-    combat = game.ruleset.combat
-    assert combat is not None
-    return combat
-
-
-def _refuse(state: State, tag: Any, refusal: Refusal) -> tuple[State, Answer]:
-    return state, refused(tag, refusal.reason, refusal.text)
 
 
 # --- joining -----------------------------------------------------------------------------
@@ -175,7 +145,7 @@ def _initiative(game: Game, state: State, ctx: TurnContext, name: str,
     """CMB-TURN-2/5, CMB-TURN-15: the initiative check, rolled once as the combatant joins;
     a hero's through the check pipeline, a foe's with its template's ability modifier.
     Without ``turn.initiative`` everyone has 0 (the order is then heroes, then join order)."""
-    combat = _combat(game)
+    combat = combat_of(game)
     initiative = combat.turn.initiative if combat.turn is not None else None
     res = game.ruleset.resolution
     if initiative is None or res is None:
@@ -252,14 +222,14 @@ def _joined(state: State, encounter: Encounter, new: list[Combatant], rolls: Rol
 
 
 def _template(game: Game, role: str, notes: list[str]) -> Template:
-    template, fell_back = template_for(game, role or _combat(game).templates[0].role)
+    template, fell_back = template_for(game, role or combat_of(game).templates[0].role)
     if fell_back:
         notes.append(f'role="{role[:40]}" is no template\'s role: "{template.role}" was used')
     return template
 
 
 def _no_templates(game: Game) -> Refusal | None:
-    if _combat(game).templates:
+    if combat_of(game).templates:
         return None
     return Refusal(reasons.NO_COMBAT, "This ruleset gives no enemy templates "
                    "(combat.templates), so no foe can join; nothing was done.")
@@ -278,9 +248,9 @@ def _teach_combat(game: Game, party: Party) -> list[str]:
     fight come with the COMBAT block while one is on (:func:`teach_fight`)."""
     if narrative.fights(game):  # issue 26
         return narrative.teach_start(game, party)
-    if _fighting(game, BY_TURNS) is not None or not _combat(game).templates:
+    if fighting(game, BY_TURNS) is not None or not combat_of(game).templates:
         return []
-    roles = [t.role for t in _combat(game).templates]
+    roles = [t.role for t in combat_of(game).templates]
     tag = example("combat", op="start", foe=FOE, role=roles[0], tier=str(TIERS[0]),
                   count=str(FOE_COUNT))
     return [f"- A fight begins: {tag}: an ordinary animal or common thug is tier {TIERS[0]}, "
@@ -295,9 +265,9 @@ def teach_fight(game: Game, party: Party) -> list[str]:
         return narrative.teach_fight(game, party)
     if outcome.fights(game):  # issue 25
         return outcome.teach_fight(game, party)
-    if _fighting(game) is not None:
+    if fighting(game) is not None:
         return []
-    combat = _combat(game)
+    combat = combat_of(game)
     budgets = ", ".join(f"{a.id} ({a.name})" for a in combat.turn_actions)
     lines = ["How to fight: a reply with an attack tag is one round, and its attacks land in "
              "the order above. Write no numbers: the engine rolls every attack and its damage.",
@@ -345,9 +315,9 @@ def start(game: Game, state: State, request: Start, ctx: TurnContext) -> tuple[S
         return state, refused(request.tag, reasons.MISSING_ATTRIBUTE, NAME_THE_FOE)
     if narrative.fights(game):  # issue 26: narrative d100 combat (spec/combat.md Part B)
         return narrative.start(game, state, request, kinds, notes, ctx)
-    refusal = _fighting(game, BY_TURNS) or _no_templates(game)
+    refusal = fighting(game, BY_TURNS) or _no_templates(game)
     if refusal is not None:
-        return _refuse(state, request.tag, refusal)
+        return refuse(state, request.tag, refusal)
     template = _template(game, request.role, notes)
     tier = whole_number(request.tier, "tier", *TIERS, notes)
     count = whole_number(request.count, "count", 1, MAX_FOES, notes) if len(kinds) == 1 else 1
@@ -374,9 +344,9 @@ def join(game: Game, state: State, request: Join, ctx: TurnContext) -> tuple[Sta
     """``[combat: op="join" foe= role= tier= count=]`` (CMB-TURN-5, CMB-TURN-A1)."""
     if narrative.fights(game):  # issue 26: narrative d100 combat (spec/combat.md Part B)
         return narrative.join(game, state, request, request.foe, ctx)
-    encounter = _in_fight(game, state, BY_TURNS)
+    encounter = encounter_on(game, state, BY_TURNS)
     if isinstance(encounter, Refusal):
-        return _refuse(state, request.tag, encounter)
+        return refuse(state, request.tag, encounter)
     notes: list[str] = []
     rolls: Rolls = {}
     hero = state.character_index(request.foe)
@@ -389,7 +359,7 @@ def join(game: Game, state: State, request: Join, ctx: TurnContext) -> tuple[Sta
         return _joined(state, encounter, new, rolls, notes, request.tag, "Joins the fight")
     refusal = _no_templates(game)
     if refusal is not None:
-        return _refuse(state, request.tag, refusal)
+        return refuse(state, request.tag, refusal)
     template = _template(game, request.role, notes)
     tier = whole_number(request.tier, "tier", *TIERS, notes)
     count = whole_number(request.count, "count", 1, MAX_FOES, notes)
@@ -416,10 +386,10 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
     """``[combat: op="end" outcome=]``: the encounter is over (state.encounter is None); a
     victory drops the felled foes' loot (ITM-LOOT-12), nothing else does."""
     # issue 26: a narrative fight ends the same way (its foes drop no loot, ITM-LOOT-13)
-    encounter = (_in_fight(game, state, BY_TURNS) if not narrative.fights(game)
+    encounter = (encounter_on(game, state, BY_TURNS) if not narrative.fights(game)
                  else state.encounter or Refusal(reasons.NO_ENCOUNTER, narrative.NO_FIGHT))
     if isinstance(encounter, Refusal):
-        return _refuse(state, request.tag, encounter)
+        return refuse(state, request.tag, encounter)
     outcome = request.outcome.casefold()
     if outcome not in OUTCOMES:
         return state, refused(request.tag, reasons.UNKNOWN_OUTCOME,
@@ -428,7 +398,7 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
     text = f"The fight ends: {outcome}, after {encounter.round} round(s)."
     record: dict[str, Any] = {"outcome": outcome, "rounds": encounter.round}
     if outcome == "victory":
-        state, words = _won(game, state, encounter, ctx, record)
+        state, words = won(game, state, encounter, ctx, record)
         text += words
         if narrative.fights(game):  # issue 26: D100-PARTY-10, the victors' experience
             state, extra, words = narrative_spoils.won(game, state, encounter, ctx)
@@ -514,104 +484,13 @@ class Strike(Request):
                        "achieves)", shown="standard")
 
 
-def _target(game: Game, state: State, encounter: Encounter, attacker: Combatant,
-            named: str) -> int | Refusal:
-    """``target=``: one of the other side, still standing; without it the only one standing
-    there. Heroes attacking heroes and foes attacking foes are not answered yet."""
-    side = "foes" if attacker.side == "party" else "party"
-    up = [i for i, c in enumerate(encounter.combatants)
-          if c.side == side and standing(game, state, c)]
-    if not named:
-        if len(up) == 1:
-            return up[0]
-        names = ", ".join(encounter.combatants[i].name for i in up)
-        what = "foe" if side == "foes" else "hero"
-        return Refusal(reasons.MISSING_ATTRIBUTE, f'Name the target: target="<{what}>" ({names}).')
-    index = encounter.find(named)
-    if index is None:
-        names = ", ".join(c.name for c in encounter.combatants)
-        return Refusal(reasons.UNKNOWN_COMBATANT,
-                       f'Nobody called "{named[:60]}" is in the fight ({names}).')
-    found = encounter.combatants[index]
-    if found.side != side:
-        who = "heroes' attacks on heroes" if side == "foes" else "foes' attacks on foes"
-        return Refusal(reasons.UNSUPPORTED, f"{found.name} is on {attacker.name}'s side: "
-                       f"{who} are not answered by this version of gmtags; nothing was done.")
-    if not standing(game, state, found):
-        return Refusal(reasons.TARGET_DOWN, f"{found.name} is already down; nothing was done.")
-    return index
-
-
-def _weapon(game: Game, state: State, who: int,
-            named: str | None) -> tuple[Stack, Item, Attack] | Refusal | None:
-    """DESIGN.md: ``with=`` a worn weapon the attacker has (``unarmed`` or none: unarmed);
-    without it the first worn weapon, else unarmed (None)."""
-    bag = state.characters[who].bag
-    wanted = (named or "").strip().casefold()
-    if not wanted:
-        return first_worn_weapon(game, state, state.characters[who])
-    if wanted == UNARMED:
-        return None
-    named_stacks = [s for s in bag if s.name.casefold() == wanted]  # a worn one first
-    stack = next((s for s in named_stacks if s.equipped), named_stacks[0] if named_stacks else None)
-    armed = armed_with(game, state, stack) if stack is not None else None
-    if armed is None:
-        name = state.characters[who].name
-        return Refusal(reasons.UNKNOWN_WEAPON,
-                       f'{name} has no weapon called "{(named or "").strip()[:60]}"; '
-                       "nothing was done.")
-    if not armed[0].equipped:
-        return Refusal(reasons.NOT_WORN, f"{armed[0].name} is carried, not worn: equip it "
-                       "first; nothing was done.")
-    return armed
-
-
-def turn_action(game: Game, named: str, default: str | None) -> str | Refusal:
-    """DESIGN.md: the turn action ``action=`` names (by id or name, any case; one that is
-    none is refused ``unknown-budget``), else ``default`` (a weapon's budget, an ability's
-    ``uses``), else the first action that allows attacks."""
-    actions = _combat(game).turn_actions
-    wanted = named.strip().casefold()
-    if wanted:
-        found = next((a for a in actions if wanted in (a.id.casefold(), a.name.casefold())),
-                     None)
-        if found is None:
-            known = ", ".join(a.id for a in actions)
-            return Refusal(reasons.UNKNOWN_BUDGET, f'action="{named[:40]}" is no turn action '
-                           f"({known}); nothing was done.")
-        return found.id
-    if default is not None:
-        return default
-    return next((a.id for a in actions if a.attacks is not None),
-                actions[0].id if actions else "action")
-
-
-def _budget(game: Game, named: str, attack: Attack | None) -> str | Refusal:
-    """DESIGN.md: ``action=`` a turn action, else the weapon's budget, else the first action
-    that allows attacks."""
-    return turn_action(game, named, attack.budget if attack is not None else None)
-
-
-def _round(encounter: Encounter, ctx: TurnContext) -> Encounter:
-    """DESIGN.md "Rounds": a reply with an answered attack is one round of the encounter; a
-    new round gives every combatant its whole budget again."""
-    if encounter.turn == ctx.turn_key:
-        return encounter
-    fresh = tuple(c.model_copy(update={"spent": (), "wielded": (), "granted": ()})
-                  if c.spent or c.granted else c for c in encounter.combatants)
-    if encounter.round:  # issue 25: the spending style's numbers rise each round after the first
-        fresh = tuple(risen(c) for c in fresh)
-    return encounter.model_copy(update={"round": encounter.round + 1, "turn": ctx.turn_key,
-                                        "combatants": fresh})
-
-
 def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
              ctx: TurnContext, weapon: Attack | None = None) -> Refusal | None:
     """CMB-TURN-9..12/16, OQ-CMB-7 c/d: a turn action allows ``per`` × ``attacks`` attacks a
     round (none without ``attacks``; a hero of several classes has the largest number any
     one class grants, CMB-TURN-11), or ``per`` × the ``weapon``'s ``strikes`` where it gives
     them (ITM-WPN-20); one past that is NO TIME and does not happen."""
-    found = next((a for a in _combat(game).turn_actions if a.id == budget), None)
+    found = next((a for a in combat_of(game).turn_actions if a.id == budget), None)
     if found is None:
         return None  # a weapon's budget that is no turn action: not counted (Combat II)
     strikes = weapon.strikes if weapon is not None else None
@@ -620,26 +499,6 @@ def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
         return None
     return Refusal(reasons.NO_TIME, f"NO TIME: {me.name} has no {found.name} attack left this "
                    "round; nothing was done.")
-
-
-def _foe_no_time(foe: Combatant) -> Refusal | None:
-    """DESIGN.md, CMB-TURN-12: a foe makes one attack a round, or its template's
-    ``combat.attacks`` (fixed when it joined); one past that is NO TIME."""
-    allowed = 1 if foe.attacks is None else foe.attacks
-    if len(foe.spent) < allowed:
-        return None
-    return Refusal(reasons.NO_TIME, f"NO TIME: {foe.name} has no attack left this round; "
-                   "nothing was done.")
-
-
-def _cannot_act(game: Game, state: State, encounter: Encounter, index: int) -> Refusal | None:
-    """CMB-TYPE-2: a combatant (hero or foe) under a condition with ``noActions`` makes no
-    attack (issue 24: a hero's conditions are on its sheet, a foe's in the fight)."""
-    stopping = held_back(game, names_of(state, encounter, index))
-    if not stopping:
-        return None
-    return Refusal(reasons.CANNOT_ACT, f"{encounter.combatants[index].name} cannot act "
-                   f"({', '.join(stopping)}); nothing was done.")
 
 
 ATTACK_RECORD = {
@@ -718,9 +577,9 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
     on a foe or of a foe on a hero (CMB-ATK-A1..A7, CMB-ATK-7)."""
     if narrative.fights(game):  # issue 26: narrative d100 combat (spec/combat.md Part B)
         return narrative.attack(game, state, request, ctx)
-    encounter = _in_fight(game, state, BY_TURNS)
+    encounter = encounter_on(game, state, BY_TURNS)
     if isinstance(encounter, Refusal):
-        return _refuse(state, request.tag, encounter)
+        return refuse(state, request.tag, encounter)
     me = encounter.find(request.who)
     if me is None:
         return state, refused(request.tag, reasons.UNKNOWN_COMBATANT,
@@ -731,35 +590,35 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
         return state, refused(request.tag, reasons.DOWNED,
                               f"{attacker.name} is down and does not act; nothing was done.")
     first, *more = named_targets(request.target)  # ITM-MODE-6: a mode's several targets
-    target = _target(game, state, encounter, attacker, first)
+    target = target_of(game, state, encounter, attacker, first)
     if isinstance(target, Refusal):
-        return _refuse(state, request.tag, target)
-    others = [_target(game, state, encounter, attacker, name) for name in more]
+        return refuse(state, request.tag, target)
+    others = [target_of(game, state, encounter, attacker, name) for name in more]
     refusal = next((o for o in others if isinstance(o, Refusal)), None)
     if refusal is not None:
-        return _refuse(state, request.tag, refusal)
-    stopped = _cannot_act(game, state, encounter, me)
+        return refuse(state, request.tag, refusal)
+    stopped = cannot_act(game, state, encounter, me)
     if stopped is not None:
-        return _refuse(state, request.tag, stopped)
+        return refuse(state, request.tag, stopped)
     if encounter.kind == "outcome":  # issue 25: outcome-based combat (CMB-OUTC-1..4)
-        return _outcome_strike(game, state, request, _round(encounter, ctx), ctx, me, target)
+        return _outcome_strike(game, state, request, round_of(encounter, ctx), ctx, me, target)
     if attacker.side == "foes":
         if others:
-            return _refuse(state, request.tag, too_many(f"{attacker.name}'s strike", 1,
+            return refuse(state, request.tag, too_many(f"{attacker.name}'s strike", 1,
                                                         1 + len(others)))
         return _foe_attack(game, state, encounter, request, ctx, me, target)
     who = state.character_index(attacker.name)
     assert who is not None
-    armed = _weapon(game, state, who, request.weapon)
+    armed = weapon_of(game, state, who, request.weapon)
     if isinstance(armed, Refusal):
-        return _refuse(state, request.tag, armed)
+        return refuse(state, request.tag, armed)
     mode = mode_of(armed, request.mode)  # ITM-MODE-2
     if isinstance(mode, Refusal):
-        return _refuse(state, request.tag, mode)
-    budget = _budget(game, request.budget, armed[2] if armed is not None else None)
+        return refuse(state, request.tag, mode)
+    budget = budget_of(game, request.budget, armed[2] if armed is not None else None)
     if isinstance(budget, Refusal):
-        return _refuse(state, request.tag, budget)
-    encounter = _round(encounter, ctx)
+        return refuse(state, request.tag, budget)
+    encounter = round_of(encounter, ctx)
     view = SheetView(game, state.characters[who], state)
     # ITM-OFF-3: a second weapon marked offHand on the combat block's offHand budget
     arming = Arming(mode, is_off_hand(game, state, who, encounter.combatants[me], armed, budget))
@@ -771,17 +630,17 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
     if late is None:  # ITM-AMMO-4, ITM-CLIP-4: only while there is enough to shoot
         late = ready(game, state, who, armed, mode)
     if late is not None:
-        return _refuse(state, request.tag, late)
+        return refuse(state, request.tag, late)
     if others:  # ITM-MODE-6: one attack, a roll against each target
         most = mode.targets or 1 if mode is not None else 1
         if 1 + len(others) > most:
             what = armed[0].name if armed is not None else "An unarmed strike"
-            return _refuse(state, request.tag, too_many(what, most, 1 + len(others)))
+            return refuse(state, request.tag, too_many(what, most, 1 + len(others)))
         return volley(state, encounter, request, [o for o in others if isinstance(o, int)],
                       lambda now, fight, at, free: _volley_strike(
                           game, now, fight, request, ctx, (who, me), at, armed, budget,
                           arming, free), target)
-    return _strike(game, state, encounter, request, ctx, (who, me), target, armed, budget,
+    return hero_strike(game, state, encounter, request, ctx, (who, me), target, armed, budget,
                    arming)
 
 
@@ -792,11 +651,11 @@ def _volley_strike(game: Game, state: State, encounter: Encounter, request: Stri
     """ITM-MODE-6: one roll of a several-target attack; a further one (``free``) shoots
     nothing more and counts as ``volley``, not as the budget (engine/actions/fight_volley)."""
     if not free:
-        return _strike(game, state, encounter, request, ctx, hero_at, target, armed, budget,
+        return hero_strike(game, state, encounter, request, ctx, hero_at, target, armed, budget,
                        arming)
     assert arming.mode is not None
     shooting_none = Arming(arming.mode.model_copy(update={"ammo": 0}), arming.off_hand)
-    after, answer = _strike(game, state, encounter, request, ctx, hero_at, target, armed,
+    after, answer = hero_strike(game, state, encounter, request, ctx, hero_at, target, armed,
                             budget, shooting_none)
     fight = after.encounter
     if fight is None:
@@ -820,7 +679,7 @@ def roll_attack(game: Game, view: SheetView, name: str, modifier: int, defence: 
     other = other_kinds.attack_roll(game, view, name, modifier, defence, strikes, ctx, lean)
     if other is not None:  # issue 25: roll-against and symbol-pool attacks
         return other
-    rule = _combat(game).attack
+    rule = combat_of(game).attack
     res = game.ruleset.resolution
     assert rule is not None and res is not None
     effective, _ = effective_resolution(res, "skill", rule.check, view)
@@ -833,11 +692,11 @@ def roll_attack(game: Game, view: SheetView, name: str, modifier: int, defence: 
     return rolled, hit_result(int(rolled.value), rolled.critical, defence), key
 
 
-def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx: TurnContext,
+def hero_strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx: TurnContext,
             hero_at: tuple[int, int], target: int, armed: tuple[Stack, Item, Attack] | None,
             budget: str, arming: Arming = PLAIN) -> tuple[State, Answer]:
     """A hero's strike on a foe, made as ``arming`` says (its mode, the off hand)."""
-    rule = _combat(game).attack
+    rule = combat_of(game).attack
     assert rule is not None
     who, me = hero_at
     hero = state.characters[who]
@@ -862,7 +721,7 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
         # ITM-WPN-16..18, CMB-GRID-3: only a weapon with a range reaches beyond its reach; a
         # ranged weapon at near shoots as it is (the spec sets it no penalty)
         what = armed[0].name if armed is not None else "An unarmed strike"
-        return _refuse(state, request.tag, Refusal(
+        return refuse(state, request.tag, Refusal(
             reasons.OUT_OF_REACH, f"{what} has no range and reaches only what is near: "
             'write range="near", or attack with a ranged or thrown weapon; nothing was done.'))
     # CMB-ATK-A1, CMB-MOD-1: the conditions of both sides, read before the dice
@@ -870,7 +729,7 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
                        distance)
     if pool_fight(game):  # issue 25: a dice-pool fight counts successes (fight_pool.py)
         return pool_strike(game, state, encounter, request.tag, ctx, Aim(
-            who, me, target, armed, budget, arming, distance, edge, weapon, modifier, notes), _won)
+            who, me, target, armed, budget, arming, distance, edge, weapon, modifier, notes), won)
     rolled, result, strike_key = roll_attack(game, view, hero.name, modifier, defence,
                                              len(striker.spent), ctx, edge.lean)
     if result == "hit" and edge.critical:  # CMB-COND-2: a paralysed target's near hit
@@ -956,7 +815,7 @@ def _strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx
     text += said
     encounter = next_state.encounter or encounter
     events = struck_events(foe, record)  # CMB-CARD-1, then who fell
-    next_state, words = fell(game, next_state, encounter, foe, ctx, record, events, _won)
+    next_state, words = fell(game, next_state, encounter, foe, ctx, record, events, won)
     return _answered(request, next_state, record, text + words, events, notes, ctx)
 
 
@@ -972,11 +831,11 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
         return state, refused(request.tag, reasons.UNSUPPORTED,
                               "This ruleset keeps no hit points for heroes (no health pool or "
                               "health track), so a foe's strike cannot land; nothing was done.")
-    encounter = _round(encounter, ctx)
+    encounter = round_of(encounter, ctx)
     foe = encounter.combatants[me]
-    late = _foe_no_time(foe)
+    late = foe_no_time(foe)
     if late is not None:
-        return _refuse(state, request.tag, late)
+        return refuse(state, request.tag, late)
     name = state.characters[hero].name
     # CMB-REACT-7: a reaction earlier this round still adds its defence (issue 25)
     defence = hero_defence(game, state, hero) + guard_of(encounter.combatants[target],
@@ -1072,19 +931,18 @@ def _outcome_strike(game: Game, state: State, request: Strike, encounter: Encoun
     and the end of the fight it wins or loses, as a formula strike's."""
     attacker = encounter.combatants[me]
     who = state.character_index(attacker.name) if attacker.side == "party" else None
-    armed = _weapon(game, state, who, request.weapon) if who is not None else None
+    armed = weapon_of(game, state, who, request.weapon) if who is not None else None
     if isinstance(armed, Refusal):  # a weapon adds its toHit and attack.effect (issue 25)
-        return _refuse(state, request.tag, armed)
+        return refuse(state, request.tag, armed)
     done = outcome.strike(game, state, request, encounter, ctx, me, target, armed)
     if isinstance(done, Refusal):
-        return _refuse(state, request.tag, done)
-    next_state, words = _ended(game, done.state, done.ends, encounter, ctx, done.record)
+        return refuse(state, request.tag, done)
+    next_state, words = ended(game, done.state, done.ends, encounter, ctx, done.record)
     text = done.text + words
     return _answered(request, next_state, done.record, text, list(done.events),
                      list(done.notes), ctx)
 
 
-FOE_STRIKE = "strike"  # what a foe's attack spends (its template's attacks a round)
 NO_DAMAGE = Formula("0", Number(0))
 
 
@@ -1103,57 +961,6 @@ def _answered(request: Strike, state: State, record: dict[str, Any], text: str,
     if events:
         record["events"] = events
     return state, accepted(request.tag, text, record, tuple(notes))
-
-
-def _ended(game: Game, state: State, ends: str | None, encounter: Encounter, ctx: TurnContext,
-           record: dict[str, Any]) -> tuple[State, str]:
-    """An outcome that ended the fight (``ends``: "victory", "defeat" or None): the words,
-    the spoils of a victory, and the fight over."""
-    if ends is None:
-        return state, ""
-    text = " The fight is lost."
-    if ends == "victory":
-        state, words = _won(game, state, state.encounter or encounter, ctx, record)
-        text = " The fight is won." + words
-    return fight_over(state), text
-
-
-def _won(game: Game, state: State, encounter: Encounter, ctx: TurnContext,
-         record: dict[str, Any]) -> tuple[State, str]:
-    """A won fight (the last foe felled, or op="end" outcome="victory"): the felled foes'
-    loot (ITM-LOOT-11..14) and the ammunition picked up (ITM-AMMO-5..7), in the record
-    (``loot``, ``recovered``) and the words the answer adds."""
-    state, spoils, dropped = _spoils(game, state, encounter, ctx)
-    if spoils:
-        record["loot"] = spoils
-    state, recovered, picked = picked_up(game, state, encounter)
-    if recovered:
-        record["recovered"] = recovered
-    return state, dropped + picked
-
-
-def _spoils(game: Game, state: State, encounter: Encounter,
-            ctx: TurnContext) -> tuple[State, list[dict[str, object]], str]:
-    """ITM-LOOT-11..14: a won fight rolls the loot table of every felled foe (fixed when it
-    joined; a foe without one drops nothing) into the shared view, like an add; the dice are
-    keyed by the reply that won it and the foe's name. The new state (with a journal line per
-    table, ITM-LOOT-15), the record of each table and the words."""
-    tables = {t.id: t for t in (game.ruleset.items.loot_tables if game.ruleset.items else [])}
-    spoils: list[dict[str, object]] = []
-    words: list[str] = []
-    for foe in encounter.combatants:
-        table = tables.get(foe.loot) if foe.side == "foes" and not foe.hp and foe.loot else None
-        if table is None:
-            continue
-        stream = ctx.for_tag(0).stream("loot", f"victory/{foe.name.casefold()}")
-        state, record, parts = drop_table(game, state, table, stream, None)
-        spoils.append({"foe": foe.name, **record})
-        said = "; ".join(parts) if parts else "nothing"
-        words.append(f"{foe.name} ({table.label}): {said}")
-        journal = JournalEntry(turn=ctx.turn_label, text=f"Loot ({table.label}, {foe.name}): "
-                               + said)
-        state = state.model_copy(update={"journal": (*state.journal, journal)})
-    return state, spoils, (" Loot: " + " · ".join(words) + ".") if words else ""
 
 
 # --- the order of a reply's attacks --------------------------------------------------------

@@ -26,12 +26,13 @@ from ...rules.fight.formula import standing
 from ...rules.game import Game
 from ...rules.state import State
 from ...ruleset.abilities import ability_of
-from ..answers import Answer, accepted, refused
+from ..answers import Answer, accepted
 from ..attrs import FIGHTER, TEXT
 from ..declare import Refusal, Request, action, attr, read_request, request
 from ..examples import FOE_NAMES, Party, example
 from .arms import PLAIN, ready
-from .formula import Strike, _budget, _in_fight, _round, _strike, _weapon
+from .encounter import budget_of, encounter_on, refuse, round_of, weapon_of
+from .formula import Strike, hero_strike
 
 LEAVE = "leave"  # OQ-CMB-11: the trigger
 REACTION = "reaction"  # what a reaction's strike counts as in ``spent`` (no turn action)
@@ -53,10 +54,6 @@ RECORD = {
     "who, use, ref, on, paid, and the strike's record (target, weapon, rolls, total, "
     "defence, result, damage, hp, …)", "events": "the strikes' events (CMB-CARD-1)",
 }
-
-
-def _refuse(state: State, tag: Tag, refusal: Refusal) -> tuple[State, Answer]:
-    return state, refused(tag, refusal.reason, refusal.text)
 
 
 def _orders(game: Game, state: State, hero: int) -> list[tuple[str, str, str]]:
@@ -95,24 +92,24 @@ def _teach(game: Game, party: Party) -> list[str]:
 def leave(game: Game, state: State, request: Leave, ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="leave" who="<foe>" how=]``: the heroes' reactions on ``leave`` strike
     the foe leaving (CMB-REACT-1..6, ITM-MODE-9, ITM-OFF-6)."""
-    encounter = _in_fight(game, state)
+    encounter = encounter_on(game, state)
     if isinstance(encounter, Refusal):
-        return _refuse(state, request.tag, encounter)
+        return refuse(state, request.tag, encounter)
     if not request.who.strip():
-        return _refuse(state, request.tag, Refusal(
+        return refuse(state, request.tag, Refusal(
             reasons.MISSING_ATTRIBUTE, 'Name the foe that leaves: who="<foe>".'))
     at = encounter.find(request.who)
     if at is None:
-        return _refuse(state, request.tag, Refusal(
+        return refuse(state, request.tag, Refusal(
             reasons.UNKNOWN_COMBATANT, f'Nobody called "{request.who.strip()[:60]}" is in the '
             "fight; nothing was done."))
     foe = encounter.combatants[at]
     if foe.side != "foes":
-        return _refuse(state, request.tag, Refusal(
+        return refuse(state, request.tag, Refusal(
             reasons.UNSUPPORTED, f"{foe.name} is a hero: where heroes go is the story's, and "
             "foes' reactions are not answered by this version of gmtags; nothing was done."))
     if not standing(game, state, foe):
-        return _refuse(state, request.tag, Refusal(
+        return refuse(state, request.tag, Refusal(
             reasons.TARGET_DOWN, f"{foe.name} is down and goes nowhere; nothing was done."))
     notes: list[str] = []
     how = request.how.strip().casefold() or "move"
@@ -120,7 +117,7 @@ def leave(game: Game, state: State, request: Leave, ctx: TurnContext) -> tuple[S
         notes.append(f'how="{request.how[:20]}" is not move, disengage or teleport: move was '
                      "used")
         how = "move"
-    encounter = _round(encounter, ctx)
+    encounter = round_of(encounter, ctx)
     state = state.model_copy(update={"encounter": encounter})
     record: dict[str, Any] = {"round": encounter.round, "who": foe.name, "how": how}
     text = f"{foe.name} leaves the heroes' reach" + (f" ({how})" if how != "move" else "") + "."
@@ -161,14 +158,14 @@ def _react(game: Game, state: State, name: str, foe: str,
     for ref, label, use in _orders(game, state, hero):
         chosen = chosen_ability(game, character, use)
         assert chosen is not None
-        armed = _weapon(game, state, hero, None)  # ITM-MODE-9: the first worn weapon as it is
+        armed = weapon_of(game, state, hero, None)  # ITM-MODE-9: the first worn weapon as it is
         if isinstance(armed, Refusal) or ready(game, state, hero, armed, None) is not None:
             continue  # nothing to strike with now (nothing loaded, no ammunition)
         bought = paid(game, state, character, chosen.ability)
         if isinstance(bought, str):
             continue
         payer, taken = bought
-        budget = _budget(game, "", armed[2] if armed is not None else None)
+        budget = budget_of(game, "", armed[2] if armed is not None else None)
         if isinstance(budget, Refusal):
             continue
         raw = f'[attack: who="{name}" target="{foe}" range="near"]'
@@ -180,7 +177,7 @@ def _react(game: Game, state: State, name: str, foe: str,
         state = state.with_character(hero, payer)
         target = encounter.find(foe)
         assert target is not None
-        after, answer = _strike(game, state, encounter, strike, ctx, (hero, me), target, armed,
+        after, answer = hero_strike(game, state, encounter, strike, ctx, (hero, me), target, armed,
                                 budget, PLAIN)  # ITM-OFF-6: never the off hand
         if not answer.ok:
             continue

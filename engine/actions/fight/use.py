@@ -37,12 +37,12 @@ from ...ruleset import Formula, Item, combat_kind, parse_formula
 from ...ruleset.combat import Amount, Attack, Use
 from ..answers import Answer, accepted, refused
 from ..declare import Refusal, Request
-from .abilities import MAX_TARGETS
 from .arms import extra_damage, foe_save
 from .check_kinds import hit_damage
-from .formula import _cannot_act, _combat, _round, _target, _won, turn_action
+from .encounter import cannot_act, combat_of, round_of, target_names, target_of, turn_action
 from .judge import kind_attack
-from .weapons import _one_use
+from .victory import won
+from .weapons import one_use
 
 Gated = tuple[bool, str, dict[str, Any]] | Answer
 
@@ -96,8 +96,7 @@ def _targets(game: Game, state: State, encounter: Encounter, me: int, use: Use, 
     helping use: the user (``targets: self``, or without ``target=``), a hero of the fight
     (``ally``), or anyone in it (``any``)."""
     user = encounter.combatants[me]
-    names = list(dict.fromkeys(n.strip() for n in written.split(",") if n.strip()))
-    names = names[:MAX_TARGETS + 1]
+    names = target_names(written)
     most = use.target_count or 1
     if use.targets == "self" and not aimed(use):
         if any(n.casefold() != user.name.casefold() for n in names):
@@ -105,7 +104,7 @@ def _targets(game: Game, state: State, encounter: Encounter, me: int, use: Use, 
         return [me]
     found: list[int] = []
     for name in names or ([""] if aimed(use) else [user.name]):
-        index = _target(game, state, encounter, user, name) if aimed(use) \
+        index = target_of(game, state, encounter, user, name) if aimed(use) \
             else encounter.find(name)
         if isinstance(index, Refusal):
             return index
@@ -218,7 +217,7 @@ def _attack_roll(game: Game, done: _Done, me: int, who: int, item: Item, stack: 
     target's defence (the conditions' edges read first, CMB-MOD-1); on a hit the ``amount``
     (dice doubled on a critical, CMB-ATK-5) and each ``plus`` that applies (ITM-PLUS-1..8),
     met by the foe's typed defences; then what it applies."""
-    rule = _combat(game).attack
+    rule = combat_of(game).attack
     assert rule is not None
     view = SheetView(game, done.state.characters[who], done.state)
     reader = sheet_reader(view)
@@ -496,7 +495,7 @@ def use_in_fight(game: Game, state: State, request: Request, found: tuple[int, i
     if not standing(game, state, encounter.combatants[me]):  # CMB-TURN-8
         return state, refused(tag, reasons.DOWNED, f"{character.name} is down and does not "
                               "act; nothing was used.")
-    stopped = _cannot_act(game, state, encounter, me)
+    stopped = cannot_act(game, state, encounter, me)
     if stopped is not None:
         return state, refused(tag, stopped.reason, stopped.text.replace("was done", "was used"))
     notes: list[str] = []
@@ -510,9 +509,9 @@ def use_in_fight(game: Game, state: State, request: Request, found: tuple[int, i
     budget = None if use.free else turn_action(game, "", use.budget)
     spends: tuple[str, ...] = ()
     if isinstance(budget, str):  # ITM-USE-5: one whole use of that turn action
-        encounter = _round(encounter, ctx)
+        encounter = round_of(encounter, ctx)
         view = SheetView(game, character, state)
-        spent = _one_use(game, view, encounter.combatants[me], budget, ctx)
+        spent = one_use(game, view, encounter.combatants[me], budget, ctx)
         if isinstance(spent, Refusal):
             return state, refused(tag, spent.reason, f"NO TIME: {character.name} has no "
                                   f"{budget} left this round to use {label}; nothing was used.")
@@ -614,7 +613,7 @@ def _spent(game: Game, done: _Done, request: Request, found: tuple[int, int, Ite
             c.side == "foes" and c.hp for c in encounter.combatants):
         events.append("end:victory")  # DESIGN.md: the last foe falls, the fight ends there
         text += " The fight is won."
-        state, words = _won(game, state, encounter, ctx, record)
+        state, words = won(game, state, encounter, ctx, record)
         text += words
         state = fight_over(state)
     if events:

@@ -17,15 +17,14 @@ from ...rules import reasons
 from ...rules.state import Encounter, State
 from ..answers import Answer, accepted
 from ..declare import Refusal
+from .encounter import target_names
 
 VOLLEY = "volley"  # what a further roll of a several-target mode counts as in ``spent``
-MAX_NAMES = 12
 
 
 def named_targets(written: str) -> list[str]:
     """``target=`` as comma-separated names, each once (the first is the strike's own)."""
-    names = list(dict.fromkeys(n.strip() for n in written.split(",") if n.strip()))
-    return names[:MAX_NAMES + 1] or [written]
+    return target_names(written) or [written]
 
 
 def too_many(weapon: str, most: int, named: int) -> Refusal:

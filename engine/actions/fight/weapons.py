@@ -24,7 +24,7 @@ from ..attrs import FIGHTER, WIELDED
 from ..declare import Refusal, Request, action, attr, request
 from ..examples import FOE_NAMES, Party, example, item_where
 from .arms import Armed
-from .formula import _budget, _cannot_act, _combat, _fighting, _in_fight, _round, _weapon
+from .encounter import budget_of, cannot_act, combat_of, encounter_on, fighting, round_of, weapon_of
 
 
 @request
@@ -41,7 +41,7 @@ def _clipped(game: Game, state: State, who: int, named: str | None) -> Armed | R
     worn."""
     name = state.characters[who].name
     if named is not None and named.strip():
-        armed = _weapon(game, state, who, named)
+        armed = weapon_of(game, state, who, named)
         if isinstance(armed, Refusal):
             return armed
         if armed is not None and armed[2].clip is not None:
@@ -57,12 +57,12 @@ def _clipped(game: Game, state: State, who: int, named: str | None) -> Armed | R
                    "was done.")
 
 
-def _one_use(game: Game, view: SheetView, striker: Combatant, budget: str,
+def one_use(game: Game, view: SheetView, striker: Combatant, budget: str,
              ctx: TurnContext) -> tuple[str, ...] | Refusal:
     """ITM-CLIP-5, CMB-TURN-9..12: a reload spends one whole use of its budget's turn action
     (all the attacks that use allows), so it happens only while a use is untouched this round;
     the budget entries it spends. A budget that is no turn action is not counted."""
-    found = next((a for a in _combat(game).turn_actions if a.id == budget), None)
+    found = next((a for a in combat_of(game).turn_actions if a.id == budget), None)
     if found is None:
         return (budget,)
     stream = ctx.for_tag(0).stream("attack", "budget")
@@ -85,7 +85,7 @@ RECORD = {"round": "the encounter's round", "who": "who reloaded", "weapon": "th
 def _teach(game: Game, party: Party) -> list[str]:
     """The GM's lines for the weapons this ruleset has: reloading a clip, a weapon's modes,
     the off-hand strike (only where some weapon has them), each on the first such weapon."""
-    if _fighting(game) is not None:
+    if fighting(game) is not None:
         return []
     lines = []
     clip = item_where(game, lambda c: c.item.attack is not None and c.item.attack.clip is not None)
@@ -99,7 +99,7 @@ def _teach(game: Game, party: Party) -> list[str]:
         lines.append("- A weapon's other way of attacking: " + example(
             "attack", who=party.hero, target=FOE_NAMES[0], with_=moded.label,
             mode=mode.label) + ".")
-    rule = _combat(game).off_hand
+    rule = combat_of(game).off_hand
     off = item_where(game, lambda c: c.item.attack is not None and c.item.attack.off_hand)
     if rule is not None and off is not None:
         lines.append("- After a strike with a weapon marked off hand, a second such weapon "
@@ -115,7 +115,7 @@ def _teach(game: Game, party: Party) -> list[str]:
                  reasons.NO_AMMO, reasons.UNKNOWN_BUDGET, reasons.NO_TIME))
 def reload(game: Game, state: State, request: Reload, ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="reload" who= with=]``: the clip filled from the bag (ITM-CLIP-5)."""
-    encounter = _in_fight(game, state)
+    encounter = encounter_on(game, state)
     if isinstance(encounter, Refusal):
         return state, refused(request.tag, encounter.reason, encounter.text)
     who = state.character_index(request.who or None)
@@ -128,7 +128,7 @@ def reload(game: Game, state: State, request: Reload, ctx: TurnContext) -> tuple
     if not standing(game, state, encounter.combatants[me]):
         return state, refused(request.tag, reasons.DOWNED,
                               f"{hero.name} is down and does not act; nothing was done.")
-    stopped = _cannot_act(game, state, encounter, me)
+    stopped = cannot_act(game, state, encounter, me)
     armed = stopped or _clipped(game, state, who, request.weapon)
     if isinstance(armed, Refusal):
         return state, refused(request.tag, armed.reason, armed.text)
@@ -139,11 +139,11 @@ def reload(game: Game, state: State, request: Reload, ctx: TurnContext) -> tuple
     if held >= size:
         return state, refused(request.tag, reasons.ALREADY, f"{stack.name} is loaded already "
                               f"({held} of {size}); nothing was done.")
-    budget = _budget(game, attack.clip.reload, None)
+    budget = budget_of(game, attack.clip.reload, None)
     if isinstance(budget, Refusal):
         return state, refused(request.tag, budget.reason, budget.text)
-    encounter = _round(encounter, ctx)
-    spends = _one_use(game, SheetView(game, hero, state), encounter.combatants[me], budget, ctx)
+    encounter = round_of(encounter, ctx)
+    spends = one_use(game, SheetView(game, hero, state), encounter.combatants[me], budget, ctx)
     if isinstance(spends, Refusal):
         return state, refused(request.tag, spends.reason, spends.text)
     record: dict[str, Any] = {"round": encounter.round, "who": hero.name,

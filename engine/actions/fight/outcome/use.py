@@ -24,7 +24,8 @@ from ....rules.game import Game
 from ....rules.state import Encounter, State
 from ...answers import Answer, accepted, refused
 from ...declare import Refusal
-from ..formula import _cannot_act, _ended, _round, _target
+from ..encounter import cannot_act, round_of, target_of
+from ..victory import ended
 from . import combat as outcome
 
 OUTCOME_USE_RECORD = {
@@ -74,7 +75,7 @@ def outcome_cast(game: Game, state: State, tag: Tag, who: str, use: str, target:
     if not standing(game, state, caster):
         return _no(state, tag, reasons.DOWNED,
                    f"{caster.name} is down and does not act; nothing was done.")
-    stopped = _cannot_act(game, state, encounter, me)
+    stopped = cannot_act(game, state, encounter, me)
     if stopped is not None:
         return _no(state, tag, stopped.reason, stopped.text)
     hero = state.character_index(caster.name)
@@ -96,10 +97,10 @@ def outcome_cast(game: Game, state: State, tag: Tag, who: str, use: str, target:
     if "," in target:
         return _no(state, tag, reasons.TOO_MANY_TARGETS, f"{label} in an outcome fight is "
                    "one action against one foe: name one target; nothing was done.")
-    aimed = _target(game, state, encounter, caster, target.strip())
+    aimed = target_of(game, state, encounter, caster, target.strip())
     if isinstance(aimed, Refusal):
         return _no(state, tag, aimed.reason, aimed.text)
-    encounter = _round(encounter, ctx)
+    encounter = round_of(encounter, ctx)
     if outcome.ACTION in encounter.combatants[me].spent:  # before paying anything
         return _no(state, tag, reasons.NO_TIME, f"NO TIME: {caster.name} has acted this "
                    "round; nothing was done.")
@@ -118,7 +119,7 @@ def outcome_cast(game: Game, state: State, tag: Tag, who: str, use: str, target:
         record["paid"] = ", ".join(taken)
     text = f"{caster.name} uses {label}" + (f" ({', '.join(taken)})" if taken else "") + \
         ": " + done.text
-    next_state, words = _ended(game, done.state, done.ends, encounter, ctx, record)
+    next_state, words = ended(game, done.state, done.ends, encounter, ctx, record)
     text += words
     record["slot"] = ctx.ordinal + 1
     if done.events:
