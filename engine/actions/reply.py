@@ -16,18 +16,9 @@ from ..rules.context import TurnContext
 from ..rules.fakes import settle_fakes
 from ..rules.game import Game
 from ..rules.state import State
-from . import bags, checks, fakes, gear, loot, market, money, rest, use
+from . import bags, checks, fakes, fight, gear, loot, market, money, rest, use
 from .answers import ANSWERED, Answer, refused
 from .declare import Action, table
-from .fight import abilities as fight_abilities
-from .fight import conditions as fight_conditions
-from .fight import foes as fight_foes
-from .fight import formula as fight
-from .fight import leave as fight_leave
-from .fight import use as fight_use
-from .fight import weapons as fight_weapons
-from .fight.narrative import combat as fight_narrative
-from .fight.narrative import spoils as fight_narrative_spoils
 
 # The most tags one reply gets answered; the rest are refused unapplied, so a reply of 100,000
 # tags costs linear time, not 100,000 state changes.
@@ -47,9 +38,7 @@ ACTIONS: dict[tuple[str, str | None], Action] = table(
     bags.add, bags.remove, money.pay, money.earn, gear.set_count, gear.give, gear.equip,
     gear.unequip, gear.bind, gear.unbind, loot.roll_tag, checks.skill_check, market.place,
     market.buy, market.sell, use.use_tag, rest.rest_tag, fakes.reveal, fakes.inspect,
-    fight.start, fight.join, fight.end, fight.attack, fight_abilities.cast,
-    fight_conditions.condition, fight_weapons.reload, fight_narrative.defend,
-    fight_leave.leave,
+    *fight.ACTIONS,
 )
 
 # The attribute that names the action of a tag kind that has several.
@@ -170,10 +159,7 @@ def _phase(tag: Tag) -> int:
     if tag.kind == "attack":
         return 2
     if tag.kind == "combat":
-        op = _key(tag)[1]
-        if op in fight.ROUND_OPS:  # a reload acts among the round's attacks (ITM-CLIP-5)
-            return 2
-        return 1 if op in fight.FIRST_OPS else 4 if op in fight.LAST_OPS else 3
+        return fight.phase(_key(tag)[1])
     return 3
 
 
@@ -278,7 +264,7 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag], ctx: TurnContext,
     if len(tags) == 1:  # the common reply: one tag, nothing to order
         after, answer = answer_tag(game, state, tags[0], ctx.for_tag(0))
         answer = mark_mid_reply(answer) if stops else answer
-        return _end_of_round(game, state, after, [answer], ctx)
+        return fight.end_of_round(game, state, after, [answer], ctx)
     before = state
     over = repeats(tags)
     answers: list[Answer | None] = [None] * len(tags)
@@ -289,7 +275,7 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag], ctx: TurnContext,
         for index in segment:
             phases[_phase(tags[index])].append(index)
         for phase, indexes in enumerate(phases):
-            if phase == 2 and fight_use.in_fight(game, state):
+            if phase == 2 and fight.uses_in_round(game, state):
                 # §13: in a formula fight a use aimed at the other side or at target= acts in
                 # the round, among the attacks by its user's initiative (engine/actions/use.py)
                 used = [i for i in phases[3] if _key(tags[i]) == ("inventory", "use")
@@ -297,7 +283,7 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag], ctx: TurnContext,
                 phases[3] = [i for i in phases[3] if i not in used]
                 indexes = sorted([*indexes, *used])
             if phase == 2 and len(indexes) > 1:  # the encounter as start and join left it
-                ranks = {i: fight.attacker_rank(state, tags[i]) for i in indexes}
+                ranks = {i: fight.attacker_rank(game, state, tags[i]) for i in indexes}
                 indexes = sorted(indexes, key=lambda i: (ranks[i], i))
             for index in indexes:
                 tag = tags[index]
@@ -316,15 +302,4 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag], ctx: TurnContext,
         stopped = answers[stop]
         assert stopped is not None
         answers[stop] = mark_mid_reply(stopped)
-    return _end_of_round(game, before, state, [a for a in answers if a is not None], ctx)
-
-
-def _end_of_round(game: Game, before: State, state: State, answers: list[Answer],
-                  ctx: TurnContext) -> tuple[State, list[Answer]]:
-    """After a round's attacks: the foes' announced strikes land (issue 26, narrative fights,
-    D100-PARTY-3), then conditions count down and are saved against (issue 24)."""
-    state, answers = fight_narrative.land(game, before, state, answers, ctx)
-    state, answers = fight_narrative.bleed(game, before, state, answers, ctx)  # D100-PARTY-7
-    state = fight_narrative_spoils.after_reply(state, ctx)  # D100-PARTY-10
-    settled, answers = fight_conditions.end_of_round(game, before, state, answers, ctx)
-    return fight_foes.regenerate_round(game, before, settled, answers, ctx)  # CMB-ABIL-7
+    return fight.end_of_round(game, before, state, [a for a in answers if a is not None], ctx)

@@ -32,10 +32,10 @@ from .attrs import FIGHTERS, HELD, WHO, read_character
 from .checks import skill_check
 from .checks.pipeline import value_check
 from .declare import Read, Refusal, Request, action, attr, request
+from .fight import kind_of, uses_in_round
 from .fight.narrative.use import FIGHT_REASONS as NARRATIVE_REASONS
 from .fight.narrative.use import FIGHT_RECORD as NARRATIVE_RECORD
-from .fight.narrative.use import narrative_use
-from .fight.use import FIGHT_REASONS, FIGHT_RECORD, Outside, aimed, in_fight, use_in_fight
+from .fight.use import FIGHT_REASONS, FIGHT_RECORD, Outside, aimed, use_in_fight
 
 
 def pool_max(game: Game, character: Character, state: State, pool: str) -> int:
@@ -353,8 +353,9 @@ def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
              kind: str) -> tuple[State, Answer, str | None]:
     """ITM-OUT-2..13: use ``item=`` for ``who=``; the new state, the answer, and the player's
     message for the Use button (``I use my Poultice.``, ITM-OUT-14/16)."""
-    if state.encounter is not None and state.encounter.kind == "narrative":  # issue 26
-        return narrative_use(game, state, request, ctx, kind)
+    own = kind_of(game).use_item if state.encounter is not None else None
+    if own is not None:  # a kind with its own answer to an item used in its fight (ITM-CLS)
+        return own(game, state, request, ctx, kind)
     tag, name, who = request.tag, request.item, request.who
     character = state.characters[who]
     found = _matching(game, state, character, name)
@@ -376,7 +377,7 @@ def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
         code, words = next(why for _, why in refusals if why is not None)
         return state, refused(tag, code, f"{words}; nothing was used."), spoken
     index = usable[0]
-    if in_fight(game, state) and (aimed(item.use) or request.target.strip()):
+    if uses_in_round(game, state) and (aimed(item.use) or request.target.strip()):
         # §13: a use aimed at the other side, or at target=, acts in the formula fight on now
         # (engine/actions/fight/use.py); a helping use without target= is answered as out of
         # one, as the recorded corpus pins (a friend's potion poured into a downed hero)
@@ -427,7 +428,7 @@ def acts_in_fight(game: Game, state: State, tag: Tag) -> bool:
     """§13: whether ``[inventory: action="use"]`` acts in the formula fight on now (its user's
     budget spent, in the round's initiative order): a use aimed at the other side, or one
     that names ``target=``; any other use is answered as out of a fight (§21)."""
-    if not in_fight(game, state):
+    if not uses_in_round(game, state):
         return False
     if (tag.get("target") or "").strip():
         return True

@@ -10,7 +10,7 @@ from ..actions import use
 from ..actions.answers import Answer
 from ..actions.describe import attack_line, charges_text, effect_text, item_line, use_text
 from ..actions.examples import Party, party_of
-from ..actions.fight.formula import teach_fight
+from ..actions.fight import teach_fight
 from ..actions.market import market_block
 from ..actions.money import cost_text, purse_line
 from ..actions.placing import weight_text

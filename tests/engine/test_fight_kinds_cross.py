@@ -19,9 +19,9 @@ from scipy.stats import chisquare
 from engine import TurnContext, load_ruleset, start_state
 from engine.actions.checks.pipeline import resolve_request
 from engine.actions.checks.symbols import tally
-from engine.actions.fight.check_kinds import AGAINST, SYMBOLS, attack_read, attack_roll, read_result
+from engine.actions.fight.check_kinds import attack_read, attack_roll, read_result
 from engine.actions.fight.formula import roll_attack
-from engine.actions.fight.judge import POOL, REJUDGE, SUM, fight_kind, kind_attack, rejudge
+from engine.actions.fight.judge import REJUDGE, kind_attack, rejudge
 from engine.actions.fight.pool import roll_pool
 from engine.dice import Stream
 from engine.rules.checks.read import Rolled
@@ -30,6 +30,7 @@ from engine.rules.fight.pool import pool_result
 from engine.rules.foe_abilities import damage_taken
 from engine.rules.sheet import SheetView
 from engine.ruleset.resolution import AgainstResolution, SymbolResolution
+from engine.ruleset.ruleset import AGAINST, POOL, SUM, SYMBOLS
 
 SKIRMISH = load_ruleset(fixture_json("rulesets/skirmish.json"))
 POOLS = load_ruleset(fixture_json("rulesets/gravewatch-fights.json"))
@@ -42,7 +43,7 @@ NOWHERE = Stream("seed", (0,), "unused")
 
 
 def test_each_ruleset_is_read_by_its_own_kind_and_every_kind_has_one_rejudge() -> None:
-    assert [fight_kind(g) for g in (SKIRMISH, POOLS, AGAINST_GAME, SYMBOL_GAME)] == [
+    assert [g.fight.hit for g in (SKIRMISH, POOLS, AGAINST_GAME, SYMBOL_GAME)] == [
         SUM, POOL, AGAINST, SYMBOLS]
     assert set(REJUDGE) == {SUM, POOL, AGAINST, SYMBOLS}
 

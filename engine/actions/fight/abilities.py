@@ -52,9 +52,10 @@ from .encounter import (
     turn_action,
 )
 from .foes import foe_cast, foe_teach
-from .formula import ATTACKER
 from .judge import kind_attack
-from .outcome.use import OUTCOME_USE_RECORD, outcome_cast
+from .kinds import kind_of
+from .outcome.use import OUTCOME_USE_RECORD
+from .requests import ATTACKER
 from .victory import felled_loot
 
 
@@ -411,9 +412,10 @@ def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[Sta
     encounter = encounter_on(game, state, BY_TURNS)
     if isinstance(encounter, Refusal):
         return refuse(state, request.tag, encounter)
-    if encounter.kind == "outcome":  # issue 25: engine/actions/fight/outcome/use.py
-        return outcome_cast(game, state, request.tag, request.who, request.use,
-                            request.target, request.position, encounter, ctx)
+    own = kind_of(game).cast
+    if own is not None:  # CMB-OUTC-1..3: an outcome fight's ability use
+        return own(game, state, request.tag, request.who, request.use, request.target,
+                   request.position, encounter, ctx)
     me = encounter.find(request.who)
     if me is None:
         return refuse(state, request.tag, Refusal(

@@ -16,34 +16,10 @@ from ...rules.fight.against import against_result, defence_shift, edge_bonus
 from ...rules.fight.symbols import extra_damage, opposing, setback_dice, symbol_result
 from ...rules.game import Game
 from ...rules.sheet import SheetView
-from ...ruleset import combat_kind
 from ...ruleset.resolution import AgainstResolution, SymbolResolution
+from ...ruleset.ruleset import AGAINST, SYMBOLS
 from ..checks.pipeline import effective_resolution, resolve_request, sheet_parts
 from ..declare import Refusal
-
-AGAINST = "roll-against"
-SYMBOLS = "symbol-pool"
-
-
-def kind_of(game: Game) -> str | None:
-    """Which of these kinds the ruleset's fights attack with: ``symbol-pool`` for symbol-pool
-    combat (CHK-SYM-35), ``roll-against`` for formula combat over a roll-against resolution,
-    else None (formula combat's attack check)."""
-    kind = combat_kind(game.ruleset)
-    res = game.ruleset.resolution
-    if kind == SYMBOLS:
-        return SYMBOLS
-    if kind == "formula" and res is not None and res.kind == AGAINST:
-        return AGAINST
-    return None
-
-
-def fights(game: Game) -> bool:
-    """Whether a symbol-pool ruleset fights: it gives ``combat.attack`` (CHK-SYM-35; the load
-    rules ask for it where a combat block is written)."""
-    combat = game.ruleset.combat
-    return kind_of(game) == SYMBOLS and combat is not None and combat.attack is not None
-
 
 Kind = AgainstResolution | SymbolResolution
 
@@ -55,7 +31,7 @@ def initiative(game: Game, total: object, threshold: object) -> int:
     at-least), so the best roll goes first."""
     rolled = int(total) if isinstance(total, int | float) else 0
     res = game.ruleset.resolution
-    if kind_of(game) != AGAINST or not isinstance(res, AgainstResolution) \
+    if game.fight.hit != AGAINST or not isinstance(res, AgainstResolution) \
             or not isinstance(threshold, int):
         return rolled
     return threshold - rolled if res.against == "at-most" else rolled - threshold
@@ -64,7 +40,7 @@ def initiative(game: Game, total: object, threshold: object) -> int:
 def no_attack(game: Game) -> Refusal | None:
     """Why a symbol-pool ruleset that does not fight refuses a fight's tags (CHK-SYM-35: it
     gives no ``combat.attack``, the check its attacks roll), or None for other kinds."""
-    if kind_of(game) != SYMBOLS or fights(game):
+    if game.fight.hit != SYMBOLS or game.fight.armed:
         return None
     return Refusal(reasons.UNSUPPORTED, 'This symbol-pool ruleset gives no "combat.attack" '
                    "(the check its attacks roll), so it does not fight; nothing was done.")
@@ -95,7 +71,7 @@ def attack_read(game: Game, view: SheetView, name: str, modifier: int, defence: 
     penalty tens die. symbol-pool (CHK-SYM-A1..A7): the attacker's pool, ``attack.difficulty``
     opposing dice, the defence as ``setback=`` dice, a hero's toHit and an edge in the signed
     bonus (boost or setback dice)."""
-    kind = kind_of(game)
+    kind = game.fight.hit
     combat = game.ruleset.combat
     res = game.ruleset.resolution
     if kind is None or combat is None or combat.attack is None or res is None:
@@ -165,7 +141,7 @@ def _marks(rolled: Rolled) -> tuple[bool, bool]:
 
 def hit_damage(game: Game, rolled: Rolled, result: str) -> int:
     """The damage a symbol-pool hit adds to its weapon's: its net successes; 0 otherwise."""
-    if kind_of(game) != SYMBOLS:
+    if game.fight.hit != SYMBOLS:
         return 0
     return extra_damage(int(rolled.value), result)
 
@@ -177,7 +153,7 @@ def recorded(game: Game, rolled: Rolled) -> dict[str, Any]:
     symbol-pool: ``symbols`` (the net symbols, OQ-CHK-43), ``thrown`` (each die's id),
     ``successes`` (net), ``difficulty`` (the opposing dice), ``setback`` (the defence's setback
     dice rolled), ``criticalSuccess`` / ``criticalFailure`` (the marks, CHK-SYM-30/31)."""
-    kind = kind_of(game)
+    kind = game.fight.hit
     record = rolled.record
     if kind == AGAINST:
         found: dict[str, Any] = {"threshold": rolled.dc, "against": record.get("against")}

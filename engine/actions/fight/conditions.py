@@ -34,7 +34,7 @@ from ..checks.pipeline import effective_resolution, resolve_request, roll_check
 from ..declare import Refusal, Request, action, attr, request
 from ..examples import FOE_NAMES, Party, example
 from .encounter import BY_TURNS, encounter_on, fighting
-from .formula import ROUND_OPS
+from .requests import ROUND_OPS
 
 MAX_DC = 999  # dc= is held to 0..999
 

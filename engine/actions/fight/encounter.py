@@ -14,11 +14,12 @@ from ...rules.fight.pool import risen
 from ...rules.game import Game
 from ...rules.state import Combatant, Encounter, Stack, State
 from ...rules.weapons import armed_with, first_worn_weapon
-from ...ruleset import Item, combat_kind
+from ...ruleset import Item
 from ...ruleset.combat import Attack
 from ...ruleset.fight import Combat
-from ..answers import Answer, refused
-from ..declare import Refusal
+from ...ruleset.ruleset import SYMBOLS
+from ..answers import Answer, accepted, refused
+from ..declare import Refusal, Request
 from . import check_kinds as other_kinds  # issue 25: roll-against and symbol-pool fights
 
 RANGES = ("near", "far")
@@ -46,11 +47,12 @@ FOE_STRIKE = "strike"  # what a foe's attack spends (its template's attacks a ro
 
 def fighting(game: Game, kinds: tuple[str, ...] = FORMULA) -> Refusal | None:
     """Why this ruleset answers no tag of ``kinds`` of combat, or None when it does."""
-    kind = combat_kind(game.ruleset)
+    kind = game.fight.kind
     if kind == "none":
         return Refusal(reasons.NO_COMBAT, 'This ruleset turns fights off ("kind": "none"); '
                        "nothing was done.")
-    if kind not in kinds and not ("formula" in kinds and other_kinds.fights(game)):
+    armed_symbols = game.fight.kind == SYMBOLS and game.fight.armed
+    if kind not in kinds and not ("formula" in kinds and armed_symbols):
         # issue 25: a symbol-pool ruleset with combat.attack fights as formula combat does
         return (other_kinds.no_attack(game) if "formula" in kinds else None) or Refusal(
             reasons.UNSUPPORTED, f"This ruleset fights with {kind} combat, which does not "
@@ -189,3 +191,14 @@ def cannot_act(game: Game, state: State, encounter: Encounter, index: int) -> Re
         return None
     return Refusal(reasons.CANNOT_ACT, f"{encounter.combatants[index].name} cannot act "
                    f"({', '.join(stopping)}); nothing was done.")
+
+
+def answered(request: Request, state: State, record: dict[str, Any], text: str,
+              events: list[str], notes: list[str], ctx: TurnContext) -> tuple[State, Answer]:
+    """The answer of a strike that happened: its place in the round's order (the reply's
+    attacks are applied in initiative order, so the ordinal among them is that place) and
+    its rule-card events (CMB-CARD-1)."""
+    record["slot"] = ctx.ordinal + 1
+    if events:
+        record["events"] = events
+    return state, accepted(request.tag, text, record, tuple(notes))

@@ -47,10 +47,10 @@ from .encounter import (
     target_names,
     target_of,
 )
-from .formula import ROUND_OPS
 from .hp0 import downed, lost_if_none_stand
 from .judge import kind_attack
 from .react import HIT, react_to_hit, sustain_after_damage
+from .requests import ROUND_OPS
 
 SPELL = "spell"  # OQ-CMB-11: the trigger of a foe's spell
 

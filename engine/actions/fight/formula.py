@@ -9,9 +9,9 @@ reply.py). Conditions, reactions and the rest of Part A are not answered yet."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
-
-from tagparse import Tag
 
 from ...dice import Stream
 from ...rules import reasons
@@ -41,7 +41,6 @@ from ...rules.fight.formula import (
 from ...rules.foe_abilities import with_abilities
 from ...rules.formula import foe_modifier, foe_reader, sheet_reader
 from ...rules.game import Game
-from ...rules.names import meant_fighter
 from ...rules.sheet import SheetView
 from ...rules.state import Combatant, Encounter, Stack, State
 from ...rules.weapons import numbers
@@ -49,10 +48,10 @@ from ...ruleset import Formula, Item, Template, parse_formula
 from ...ruleset.combat import Attack
 from ...ruleset.fight import ROLL_HIGH
 from ...ruleset.formula import Number
+from ...ruleset.ruleset import FORMULA, POOL
 from ..answers import Answer, accepted, refused
-from ..attrs import FIGHTER, FIGHTERS, NUMERAL, TEXT, WIELDED
 from ..checks.pipeline import effective_resolution, resolve_request, roll_check
-from ..declare import Read, Reader, Reading, Refusal, Request, action, attr, request
+from ..declare import Refusal
 from ..examples import END_LINE, FOE, FOE_COUNT, FOE_NAMES, Party, example, join_line
 from . import check_kinds as other_kinds  # issue 25: roll-against and symbol-pool fights
 from .arms import (
@@ -76,6 +75,7 @@ from .encounter import (
     FOE_STRIKE,
     RANGES,
     UNARMED,
+    answered,
     budget_of,
     cannot_act,
     combat_of,
@@ -89,55 +89,14 @@ from .encounter import (
 )
 from .felled import fell, struck_events
 from .hp0 import downed, lost_if_none_stand
-from .narrative import combat as narrative
-from .narrative import spoils as narrative_spoils
-from .outcome import combat as outcome
-from .pool import Aim, FoeAim, pool_fight, pool_foe, pool_foe_attack, pool_hero, pool_strike
+from .pool import Aim, FoeAim, pool_foe, pool_foe_attack, pool_hero, pool_strike
 from .react import react_to_hit, sustain_after_damage  # issue 25: reactions, sustain
+from .requests import OUTCOMES, End, Join, Start, Strike
 from .use_teach import teach_use_in_fight
-from .victory import ended, won
+from .victory import won
 from .volley import VOLLEY, named_targets, too_many, volley
 
-OUTCOMES = ("victory", "defeat", "fled", "truce")
-
-
 # --- joining -----------------------------------------------------------------------------
-
-
-LEGACY_FOES = ("enemies", "foes", "enemy")
-"""Issue 24: the legacy form models write, ``[combat: enemies="Goblin, Skeleton"]`` (no
-``op=``), starts a fight with one foe of each name (engine/actions/reply.py routes it)."""
-NAME_THE_FOE = 'Name the foe: foe="<name>".'
-
-
-@request
-class Start(Request):
-    """A fight begins, or, when one is on, more foes join (CMB-TPL-1..8, CMB-TURN-2..5)."""
-
-    foe: str = attr(TEXT, "what the foes are called", shown="required (or enemies=)")
-    role: str = attr(TEXT, "the template's role (minion, standard, elite, boss...)",
-                     shown="the first template")
-    tier: str | None = attr(NUMERAL, "the danger, 1 to 6 (held to it)", shown="1")
-    count: str | None = attr(NUMERAL, "how many, 1 to 12 (held to it)", shown="1")
-    enemies: str = attr(TEXT, "the legacy form (also without op=): a comma list of foes, one "
-                        "of each, noted; write foe= instead", aliases=LEGACY_FOES[1:],
-                        shown="none")
-    rank: str = attr(TEXT, "narrative fights: the foes' rank, D to SSS, X or XX (D100-RANK)",
-                     shown="the player's")
-
-
-@request
-class Join(Request):
-    """A late arrival rolls initiative when it appears (CMB-TURN-5): a foe from a template,
-    or a hero of the party not yet in the fight."""
-
-    foe: str = attr(TEXT, "who joins: a foe's name, or a hero of the party",
-                    missing='Name who joins: foe="<name>".')
-    role: str = attr(TEXT, "the template's role", shown="the first template")
-    tier: str | None = attr(NUMERAL, "the danger, 1 to 6 (held to it)", shown="1")
-    count: str | None = attr(NUMERAL, "how many, 1 to 12 (held to it)", shown="1")
-    rank: str = attr(TEXT, "narrative fights: the foe's rank, D to SSS, X or XX (D100-RANK)",
-                     shown="the player's")
 
 
 def _initiative(game: Game, state: State, ctx: TurnContext, name: str,
@@ -169,6 +128,31 @@ def _initiative(game: Game, state: State, ctx: TurnContext, name: str,
 Rolls = dict[str, list[int]]  # each joining combatant's initiative dice, for the record
 
 
+def _numbers(foe: Combatant) -> dict[str, Any]:
+    return {"name": foe.name, "hp": foe.hp, "hpMax": foe.hp_max, "defence": foe.defence,
+            "attack": foe.attack, "damage": foe.damage, "role": foe.role, "tier": foe.tier}
+
+
+def _as_made(game: Game, template: Template, tier: int, foe: Combatant,
+             numbers: Stream) -> Combatant:
+    return foe
+
+
+@dataclass(frozen=True, slots=True)
+class Turns:
+    """What differs between the kinds of combat fought by turns with foes from templates
+    (formula and outcome): the encounter's ``kind``, a foe as it joins (``made``: outcome
+    foes are measured in harm levels, CMB-OUTC-4) and a new foe in the join record
+    (``shown``)."""
+
+    encounter: str
+    made: Callable[[Game, Template, int, Combatant, Stream], Combatant] = _as_made
+    shown: Callable[[Combatant], dict[str, Any]] = _numbers
+
+
+BY_FORMULA = Turns(FORMULA)
+
+
 def _heroes(game: Game, state: State, ctx: TurnContext, joined: int,
             indexes: list[int], rolls: Rolls) -> list[Combatant]:
     """Heroes joining with their initiative; their hit points stay on their sheets."""
@@ -182,7 +166,8 @@ def _heroes(game: Game, state: State, ctx: TurnContext, joined: int,
 
 
 def _foes(game: Game, state: State, ctx: TurnContext, encounter: Encounter | None,
-          template: Template, foe: str, tier: int, count: int, rolls: Rolls) -> list[Combatant]:
+          template: Template, foe: str, tier: int, count: int, rolls: Rolls,
+          turns: Turns) -> list[Combatant]:
     """``count`` foes of ``template`` at ``tier``, named and numbered (DESIGN.md), each with
     its numbers and initiative fixed now (CMB-TPL-8)."""
     joined = next_joined(encounter)
@@ -194,23 +179,18 @@ def _foes(game: Game, state: State, ctx: TurnContext, encounter: Encounter | Non
         made = with_abilities(game, template, tier, pool_foe(  # CMB-ABIL-4/7, ITM-HARD-1
             game, template, make_foe(game, template, tier, name, joined + offset, rolled,
                                      numbers), numbers), numbers)
-        if outcome.fights(game):  # CMB-OUTC-4 (issue 25): measured in harm levels
-            made = outcome.harmed(game, template, tier, made, numbers)
-        found.append(made)
+        found.append(turns.made(game, template, tier, made, numbers))
     return found
 
 
 def _joined(state: State, encounter: Encounter, new: list[Combatant], rolls: Rolls,
-            notes: list[str], tag: Any, verb: str) -> tuple[State, Answer]:
+            notes: list[str], tag: Any, verb: str, turns: Turns) -> tuple[State, Answer]:
     """The encounter with ``new`` in their places in the order, and the answer saying so."""
     combatants = in_order((*encounter.combatants, *new))
     encounter = encounter.model_copy(update={"combatants": combatants})
     order = [{"name": c.name, "side": c.side, "initiative": c.initiative,
               "rolls": rolls.get(c.name, [])} for c in combatants]
-    foes = [{"name": c.name, "hp": c.hp, "hpMax": c.hp_max, "defence": c.defence,
-             "attack": c.attack, "damage": c.damage, "role": c.role, "tier": c.tier}
-            if encounter.kind != "outcome" else outcome.joined(c)  # issue 25: harm levels
-            for c in new if c.side == "foes"]
+    foes = [turns.shown(c) for c in new if c.side == "foes"]
     shown = ", ".join(f"{c.name} {c.initiative}" for c in combatants)
     names = ", ".join(c.name for c in new)
     text = f"{verb}: {names}. Initiative: {shown}."
@@ -235,19 +215,9 @@ def _no_templates(game: Game) -> Refusal | None:
                    "(combat.templates), so no foe can join; nothing was done.")
 
 
-JOIN_RECORD = {"round": "the encounter's round (0 before the first attack)",
-               "order": "every combatant in initiative order: name, side, initiative, and "
-                        "rolls (the initiative dice of those who joined now)",
-               "foes": "each new foe's numbers: name, hp, hpMax, defence, attack, damage, "
-                       "role, tier (outcome fights: name, harm, role, tier)",
-               "events": "start, when this begins the fight (CMB-CARD-1)"}
-
-
-def _teach_combat(game: Game, party: Party) -> list[str]:
+def teach_start(game: Game, party: Party) -> list[str]:
     """DESIGN.md "Prompt": out of a fight the GM learns only how to start one; the lines of a
     fight come with the COMBAT block while one is on (:func:`teach_fight`)."""
-    if narrative.fights(game):  # issue 26
-        return narrative.teach_start(game, party)
     if fighting(game, BY_TURNS) is not None or not combat_of(game).templates:
         return []
     roles = [t.role for t in combat_of(game).templates]
@@ -261,10 +231,6 @@ def teach_fight(game: Game, party: Party) -> list[str]:
     """DESIGN.md "Prompt": the GM's combat lines, shown under the COMBAT block while a fight
     is on — attacks both ways, who joins, the end; the engine rolls everything. (Conditions
     are taught with the instructions, which a fight keeps.)"""
-    if narrative.fights(game):  # issue 26
-        return narrative.teach_fight(game, party)
-    if outcome.fights(game):  # issue 25
-        return outcome.teach_fight(game, party)
     if fighting(game) is not None:
         return []
     combat = combat_of(game)
@@ -285,36 +251,10 @@ def teach_fight(game: Game, party: Party) -> list[str]:
     return lines
 
 
-def _kinds(request: Start, notes: list[str]) -> list[str]:
-    """The foes ``op="start"`` brings: ``foe=``; else, in the legacy form (issue 24), each
-    name of the comma list ``enemies=`` (``foes=``, ``enemy=``) once, at most MAX_FOES, with
-    a note saying what to write instead. Empty when neither names anyone."""
-    if request.foe.strip():
-        if request.enemies.strip():
-            notes.append("ignored enemies=: foe= names the foes")
-        return [request.foe]
-    named = [n.strip() for n in request.enemies.split(",") if n.strip()]
-    if not named:
-        return []
-    if len(named) > MAX_FOES:
-        notes.append(f"enemies= names {len(named)} foes: the first {MAX_FOES} joined")
-        named = named[:MAX_FOES]
-    notes.append('enemies= is a legacy form: write [combat: op="start" foe="<name>" '
-                 'count="<n>"], one tag for each kind of foe')
-    return named
-
-
-@action("combat", "start", Start, reasons=(reasons.MISSING_ATTRIBUTE, reasons.NO_COMBAT,
-                                           reasons.UNSUPPORTED),
-        teach=_teach_combat, record=JOIN_RECORD)
-def start(game: Game, state: State, request: Start, ctx: TurnContext) -> tuple[State, Answer]:
-    """``[combat: op="start" foe= role= tier= count=]`` (CMB-TPL-1..8, CMB-TURN-2..4)."""
-    notes: list[str] = []
-    kinds = _kinds(request, notes)
-    if not kinds:
-        return state, refused(request.tag, reasons.MISSING_ATTRIBUTE, NAME_THE_FOE)
-    if narrative.fights(game):  # issue 26: narrative d100 combat (spec/combat.md Part B)
-        return narrative.start(game, state, request, kinds, notes, ctx)
+def start(game: Game, state: State, request: Start, ctx: TurnContext, kinds: list[str],
+          notes: list[str], turns: Turns = BY_FORMULA) -> tuple[State, Answer]:
+    """``[combat: op="start" foe= role= tier= count=]`` (CMB-TPL-1..8, CMB-TURN-2..4): the
+    foes ``kinds`` (one name, or the legacy form's several) join."""
     refusal = fighting(game, BY_TURNS) or _no_templates(game)
     if refusal is not None:
         return refuse(state, request.tag, refusal)
@@ -327,23 +267,20 @@ def start(game: Game, state: State, request: Start, ctx: TurnContext) -> tuple[S
     heroes: list[Combatant] = []
     rolls: Rolls = {}
     if encounter is None:  # CMB-TURN-2: the first engagement: every hero rolls too
-        encounter = Encounter(kind="outcome" if outcome.fights(game) else "formula")
+        encounter = Encounter(kind=turns.encounter)
         heroes = _heroes(game, state, ctx, 0, list(range(len(state.characters))), rolls)
     foes: list[Combatant] = []
     for kind in kinds:
         standing = encounter.model_copy(update={"combatants": (
             *encounter.combatants, *heroes, *foes)})
-        foes += _foes(game, state, ctx, standing, template, kind, tier, count, rolls)
+        foes += _foes(game, state, ctx, standing, template, kind, tier, count, rolls, turns)
     verb = "A fight begins" if not encounter.combatants else "More foes join"
-    return _joined(state, encounter, [*heroes, *foes], rolls, notes, request.tag, verb)
+    return _joined(state, encounter, [*heroes, *foes], rolls, notes, request.tag, verb, turns)
 
 
-@action("combat", "join", Join, reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED,
-                                         reasons.NO_ENCOUNTER), record=JOIN_RECORD)
-def join(game: Game, state: State, request: Join, ctx: TurnContext) -> tuple[State, Answer]:
+def join(game: Game, state: State, request: Join, ctx: TurnContext,
+         turns: Turns = BY_FORMULA) -> tuple[State, Answer]:
     """``[combat: op="join" foe= role= tier= count=]`` (CMB-TURN-5, CMB-TURN-A1)."""
-    if narrative.fights(game):  # issue 26: narrative d100 combat (spec/combat.md Part B)
-        return narrative.join(game, state, request, request.foe, ctx)
     encounter = encounter_on(game, state, BY_TURNS)
     if isinstance(encounter, Refusal):
         return refuse(state, request.tag, encounter)
@@ -356,38 +293,38 @@ def join(game: Game, state: State, request: Join, ctx: TurnContext) -> tuple[Sta
                                   f"{state.characters[hero].name} is already in the fight; "
                                   "nothing was done.")
         new = _heroes(game, state, ctx, next_joined(encounter), [hero], rolls)
-        return _joined(state, encounter, new, rolls, notes, request.tag, "Joins the fight")
+        return _joined(state, encounter, new, rolls, notes, request.tag, "Joins the fight",
+                       turns)
     refusal = _no_templates(game)
     if refusal is not None:
         return refuse(state, request.tag, refusal)
     template = _template(game, request.role, notes)
     tier = whole_number(request.tier, "tier", *TIERS, notes)
     count = whole_number(request.count, "count", 1, MAX_FOES, notes)
-    new = _foes(game, state, ctx, encounter, template, request.foe, tier, count, rolls)
-    return _joined(state, encounter, new, rolls, notes, request.tag, "Joins the fight")
+    new = _foes(game, state, ctx, encounter, template, request.foe, tier, count, rolls, turns)
+    return _joined(state, encounter, new, rolls, notes, request.tag, "Joins the fight", turns)
 
 
-@request
-class End(Request):
-    """The fight ends, as the story says (DESIGN.md: victory, defeat, fled or truce)."""
-
-    outcome: str = attr(TEXT, "victory, defeat, fled or truce",
-                        missing='Say how it ended: outcome="fled" (or victory, defeat, truce).')
+def _by_turns(game: Game, state: State) -> Encounter | Refusal:
+    return encounter_on(game, state, BY_TURNS)
 
 
-@action("combat", "end", End, reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED,
-                                       reasons.NO_ENCOUNTER, reasons.UNKNOWN_OUTCOME),
-        record={"outcome": "victory, defeat, fled or truce", "rounds": "the rounds fought",
-                "loot": "victory: each felled foe's loot table, its dice and where each drop "
-                        "went (ITM-LOOT-12/14); fled, truce and defeat drop nothing",
-                **narrative.XP_RECORD,
-                "events": "end:<outcome> (CMB-CARD-1)"})
-def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State, Answer]:
+Spoils = Callable[[Game, State, Encounter, TurnContext], tuple[State, dict[str, Any], str]]
+
+
+def _loot_only(game: Game, state: State, encounter: Encounter,
+               ctx: TurnContext) -> tuple[State, dict[str, Any], str]:
+    return state, {}, ""
+
+
+def end(game: Game, state: State, request: End, ctx: TurnContext,
+        on: Callable[[Game, State], Encounter | Refusal] = _by_turns,
+        spoils: Spoils = _loot_only) -> tuple[State, Answer]:
     """``[combat: op="end" outcome=]``: the encounter is over (state.encounter is None); a
-    victory drops the felled foes' loot (ITM-LOOT-12), nothing else does."""
-    # issue 26: a narrative fight ends the same way (its foes drop no loot, ITM-LOOT-13)
-    encounter = (encounter_on(game, state, BY_TURNS) if not narrative.fights(game)
-                 else state.encounter or Refusal(reasons.NO_ENCOUNTER, narrative.NO_FIGHT))
+    victory drops the felled foes' loot (ITM-LOOT-12), nothing else does. ``on`` is the
+    fight on now (or why there is none), ``spoils`` what a victory gives besides its loot
+    (a narrative victory's experience, D100-PARTY-10)."""
+    encounter = on(game, state)
     if isinstance(encounter, Refusal):
         return refuse(state, request.tag, encounter)
     outcome = request.outcome.casefold()
@@ -400,88 +337,14 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
     if outcome == "victory":
         state, words = won(game, state, encounter, ctx, record)
         text += words
-        if narrative.fights(game):  # issue 26: D100-PARTY-10, the victors' experience
-            state, extra, words = narrative_spoils.won(game, state, encounter, ctx)
-            record.update(extra)
-            text += words
+        state, extra, words = spoils(game, state, encounter, ctx)
+        record.update(extra)
+        text += words
     record["events"] = [f"end:{outcome}"]  # CMB-CARD-1: combat end
     return fight_over(state), accepted(request.tag, text, record)
 
 
 # --- attacking ---------------------------------------------------------------------------
-
-
-def _attacker(raw: str | None, game: Game, state: State) -> Reading[str]:
-    """``who=``: a hero of the party or a foe in the fight, by name (any case) or by its first
-    words (:data:`engine.actions.attrs.FIGHTER`); the player without one (CMB-ATK-7:
-    foes roll the same attack check)."""
-    read = FIGHTER.read(raw, game, state)
-    if isinstance(read, Refusal):
-        return read
-    written = read.value if isinstance(read, Read) else read
-    hero = state.character_index(written or None)
-    encounter = state.encounter
-    if hero is not None:
-        name = state.characters[hero].name
-    elif encounter is None:
-        return written  # no fight is on: the attack is refused no-encounter
-    else:
-        found = encounter.find(written)
-        if found is None:
-            names = ", ".join(c.name for c in encounter.combatants)
-            return Refusal(reasons.UNKNOWN_COMBATANT, f'Nobody called "{written[:60]}" is in '
-                           f"the party or the fight ({names}); nothing was done.")
-        name = encounter.combatants[found].name
-    return Read(name, name) if isinstance(read, Read) else name
-
-
-ATTACKER = Reader("combatant", _attacker, {"type": "string"}, (reasons.UNKNOWN_COMBATANT,))
-"""``who=`` of an attack: a hero of the party or a foe in the fight; the player when absent."""
-
-
-@request
-class Strike(Request):
-    """A hero attacks a foe, or a foe a hero (CMB-ATK-1..7, CMB-ATK-A1..A7; ITM-WPN-6..15)."""
-
-    who: str = attr(ATTACKER, "who attacks: a hero, or a foe in the fight", shown="the player")
-    target: str = attr(FIGHTERS, "who is attacked: a foe (for a hero) or a hero (for a foe); "
-                       "comma-separated foes for a mode with targets (ITM-MODE-6)",
-                       shown="the only one standing on the other side")
-    weapon: str | None = attr(WIELDED, "a hero's weapon, worn; unarmed without one", name="with",
-                              shown="the first worn weapon, else unarmed")
-    budget: str = attr(TEXT, "the turn action a hero's attack spends", name="action",
-                       shown="the weapon's budget, else the first action with attacks")
-    range: str = attr(TEXT, "near or far (CMB-GRID-3)", shown="near, far for a ranged weapon")
-    mode: str = attr(TEXT, "one of the weapon's modes, by id or label (ITM-MODE-2)",
-                     shown="the weapon's default way")
-    # issue 26: the GM's grades of a narrative strike (D100-HIT-2, D100-DMG-4, D100-EFF-2)
-    tactics: str = attr(TEXT, "narrative: poor, standard, good, excellent or perfect",
-                        shown="standard")
-    risk: str = attr(TEXT, "narrative: careful, moderate, aggressive or reckless",
-                     shown="moderate")
-    aim: str = attr(TEXT, "narrative: how hard the target is to hit: easy, standard, hard or "
-                    "extreme", shown="standard")
-    purpose: str = attr(TEXT, "narrative: kill, subdue (leaves 1), incapacitate (no damage) "
-                        "or restrained", shown="kill")
-    effort: str = attr(TEXT, "narrative: the size of the effect on the effort ladder",
-                       shown="none")
-    push: str = attr(TEXT, 'narrative: "yes" when the player pushes past the limit',
-                     shown="no")
-    pool: str = attr(TEXT, "narrative: stamina or mana, the pool the effort draws on",
-                     shown="stamina")
-    undodgeable: str = attr(TEXT, 'narrative: "yes" for a strike no defence can meet '
-                            "(D100-DEF-7)", shown="no")
-    technique: str = attr(TEXT, "narrative: a foe's technique, one of its template's "
-                          "techniques (D100-DEF-8)", shown="none")
-    edge: str = attr(TEXT, "narrative: a hero's weapon against the target's armour: even, "
-                     "better or superior (D100-DMG-3)", shown="even")
-    flair: str = attr(TEXT, "narrative: creative or cooperative play, building momentum "
-                      "(D100-MOM-5)", shown="none")
-    # issue 25: the GM's grades of an outcome action (CMB-OUTC-2, OQ-CMB-6)
-    position: str = attr(TEXT, "outcome: controlled, risky or desperate (how hard a failure "
-                         "comes back)", shown="risky")
-    effect: str = attr(TEXT, "outcome: limited, standard or great (how much a success "
-                       "achieves)", shown="standard")
 
 
 def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
@@ -501,107 +364,54 @@ def _no_time(game: Game, view: SheetView, me: Combatant, budget: str,
                    "round; nothing was done.")
 
 
-ATTACK_RECORD = {
-    "round": "the encounter's round", "slot": "the attack's place (1-based) in the round's "
-    "order among the reply's attacks (initiative order, CMB-TURN-14)",
-    "attacker": "who attacked", "target": "who was attacked",
-    "weapon": "a hero's weapon, or unarmed", "budget": "the turn action a hero spent",
-    "range": "near or far (a hero's attack)", "rolls": "the attack dice",
-    "modifier": "what was added to them: a weapon's toHit, a foe's template attack",
-    "total": "dice and modifier", "defence": "the target's defence",
-    "result": "hit, miss or critical", "damage": "the damage dealt (0 on a miss)",
-    "damageRolls": "the damage dice, per dice term", "damageType": "the weapon's damage type",
-    "hp": "the target's hit points after (a hero's: its health pool or track)",
-    "hpMax": "the target's most hit points",
-    "temporary": "a hero's temporary points left after the strike (they go first, ITM-OUT-4)",
-    "events": "damage:<target>:<points> (dealt and taken), down:<hero>, dead:<hero>, "
-              "stable:<hero>, felled:<foe>, end:victory, end:defeat (CMB-CARD-1, CMB-HP0-3/4); "
-              "outcome fights: harm:<foe>:<levels>",
-    "zeroHp": "a foe's strike that dropped a hero to 0 where 0 has a meaning (CMB-HP0-1..4): "
-              "who, meaning (death, stable), outcome (dead, stable), condition (it got)",
-    "loot": "a won fight's drops: each felled foe's loot table, its dice and where each drop "
-            "went (ITM-LOOT-12/14)",
-    "affectedBy": "what affected the attack (CMB-MOD-2): the conditions of attacker and "
-                  'target, read before its dice ("Prone (near): advantage"), and the '
-                  "target's typed defences that changed the damage (ITM-DEF-4..8)",
-    "mode": "the weapon's mode the attack was made in (ITM-MODE-2)",
-    "volley": "a mode aimed at several foes (ITM-MODE-6): the strike on each further target, "
-              "each with these fields (its own roll; the ammunition shot once, above)",
-    "ammo": "what the attack shot (ITM-AMMO-3, ITM-CLIP-4): shot, left (still carried, or "
-            "loaded with a clip), of (the clip's size), usedUp (stacks taken to 0)",
-    "floor": "the weapon's floor the damage was raised to (ITM-FLOOR-2)",
-    "plus": "each further amount dealt (ITM-PLUS-1..8): damage, damageRolls, damageType, "
-            "save, affectedBy, dealt",
-    "onHit": "each condition the hit put on the target (ITM-ONHIT-1..6): condition, rounds, "
-             "saveEnds, save, immune",
-    "recovered": "a won fight: what each hero picked up per stack (ITM-AMMO-5/6): who, item, "
-                 "shot, recovered",
-    "reaction": "a foe's strike: the struck hero's standing reaction to being hit "
-                "(CMB-REACT-1..7): who, use, ref, on, paid, added (defence), defence (after), "
-                "before (the result it was), threshold (roll-against: the number now read "
-                "against), setbackAdded (symbol-pool: the added setback dice's faces)",
-    "sustain": "a foe's strike that damaged a hero sustaining an ability (CMB-SUS-4..7): "
-               "use, save, dc, rolls, total, saved; ended, why (failed, downed), removed",
-    "roundEnd": "the round's last attack: each condition saved against or counted down at the "
-                "end of the round (CMB-COND-3..6): who, condition, rounds (left), save, dc, "
-                "rolls, total, saved, ended",
-    **outcome.OUTCOME_RECORD,  # issue 25: an outcome fight's action (CMB-OUTC-1..4)
-    # issue 25: a dice-pool fight (engine/actions/fight/pool.py)
-    "dice": "a pool fight: the dice the strike rolled (ITM-MODE-4, ITM-ARM-3)",
-    "threshold": "a pool fight: the per-die target (ITM-WPN-11, ITM-MODE-5)",
-    "successes": "a pool fight: the successes counted (also total), against defence",
-    "reduction": "a pool fight: the target's damage reduction taken off (ITM-FLOOR-2)",
-    "hardness": "a spending-style strike below the target's hardness: it did nothing "
-                "(ITM-HARD-2)",
-    "initiative": "a taking-style hit: both initiative numbers after it (the event "
-                  "initiative:<attacker> goes with it); a spending strike that threw its "
-                  "number: the attacker's number after it (its base)",
-    "number": "a spending-style strike with combat.pool.gain that landed: the attacker's "
-              "number it threw (its damage before reduction, ITM-FLOOR-3)",
-    "regenerated": "the round's last attack: each foe that regenerated, or was stopped "
-                   "(CMB-ABIL-7): who, amount, hp, stoppedBy",
-    **other_kinds.RECORD,  # issue 25: roll-against and symbol-pool attacks
-}
+@dataclass(frozen=True, slots=True)
+class Fighters:
+    """Who strikes at whom in a fight fought by turns: the attacker's place ``me``, the
+    ``target``'s, and the further targets a mode aims at (``others``, ITM-MODE-6)."""
+
+    encounter: Encounter
+    me: int
+    target: int
+    others: list[int]
 
 
-@action("attack", None, Strike, record={**ATTACK_RECORD, **narrative.ATTACK_RECORD},
-        reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED, reasons.NO_ENCOUNTER,
-                 reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.TARGET_DOWN,
-                 reasons.UNKNOWN_WEAPON, reasons.NOT_WORN, reasons.UNKNOWN_BUDGET,
-                 reasons.CANNOT_ACT, reasons.NO_TIME, reasons.OUT_OF_REACH,
-                 reasons.MISSING_ATTRIBUTE, reasons.UNKNOWN_MODE, reasons.NO_AMMO,
-                 reasons.NOT_LOADED, reasons.PLAYERS_ROLL, reasons.TOO_MANY_TARGETS,
-                 *narrative.ATTACK_REASONS))
-def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
-    """``[attack: who= target= with= action= range=]``: one formula-combat attack, of a hero
-    on a foe or of a foe on a hero (CMB-ATK-A1..A7, CMB-ATK-7)."""
-    if narrative.fights(game):  # issue 26: narrative d100 combat (spec/combat.md Part B)
-        return narrative.attack(game, state, request, ctx)
+def fighters(game: Game, state: State, request: Strike) -> Fighters | Refusal:
+    """The attacker and its targets, or why the strike does not happen: no fight on, an
+    attacker not in it, downed (CMB-TURN-8) or unable to act (CMB-TYPE-2), a target that is
+    no one standing on the other side."""
     encounter = encounter_on(game, state, BY_TURNS)
     if isinstance(encounter, Refusal):
-        return refuse(state, request.tag, encounter)
+        return encounter
     me = encounter.find(request.who)
     if me is None:
-        return state, refused(request.tag, reasons.UNKNOWN_COMBATANT,
-                              f'{request.who[:60]} is not in the fight: [combat: op="join" '
-                              f'foe="{request.who[:60]}"] first; nothing was done.')
+        return Refusal(reasons.UNKNOWN_COMBATANT, f'{request.who[:60]} is not in the fight: '
+                       f'[combat: op="join" foe="{request.who[:60]}"] first; nothing was done.')
     attacker = encounter.combatants[me]
     if not standing(game, state, attacker):  # CMB-TURN-8: downed first, it does not act
-        return state, refused(request.tag, reasons.DOWNED,
-                              f"{attacker.name} is down and does not act; nothing was done.")
+        return Refusal(reasons.DOWNED,
+                       f"{attacker.name} is down and does not act; nothing was done.")
     first, *more = named_targets(request.target)  # ITM-MODE-6: a mode's several targets
     target = target_of(game, state, encounter, attacker, first)
     if isinstance(target, Refusal):
-        return refuse(state, request.tag, target)
+        return target
     others = [target_of(game, state, encounter, attacker, name) for name in more]
     refusal = next((o for o in others if isinstance(o, Refusal)), None)
     if refusal is not None:
-        return refuse(state, request.tag, refusal)
+        return refusal
     stopped = cannot_act(game, state, encounter, me)
     if stopped is not None:
-        return refuse(state, request.tag, stopped)
-    if encounter.kind == "outcome":  # issue 25: outcome-based combat (CMB-OUTC-1..4)
-        return _outcome_strike(game, state, request, round_of(encounter, ctx), ctx, me, target)
+        return stopped
+    return Fighters(encounter, me, target, [o for o in others if isinstance(o, int)])
+
+
+def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
+    """``[attack: who= target= with= action= range=]``: one formula-combat attack, of a hero
+    on a foe or of a foe on a hero (CMB-ATK-A1..A7, CMB-ATK-7)."""
+    found = fighters(game, state, request)
+    if isinstance(found, Refusal):
+        return refuse(state, request.tag, found)
+    encounter, me, target, others = found.encounter, found.me, found.target, found.others
+    attacker = encounter.combatants[me]
     if attacker.side == "foes":
         if others:
             return refuse(state, request.tag, too_many(f"{attacker.name}'s strike", 1,
@@ -636,7 +446,7 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
         if 1 + len(others) > most:
             what = armed[0].name if armed is not None else "An unarmed strike"
             return refuse(state, request.tag, too_many(what, most, 1 + len(others)))
-        return volley(state, encounter, request, [o for o in others if isinstance(o, int)],
+        return volley(state, encounter, request, others,
                       lambda now, fight, at, free: _volley_strike(
                           game, now, fight, request, ctx, (who, me), at, armed, budget,
                           arming, free), target)
@@ -727,7 +537,7 @@ def hero_strike(game: Game, state: State, encounter: Encounter, request: Strike,
     # CMB-ATK-A1, CMB-MOD-1: the conditions of both sides, read before the dice
     edge = attack_edge(game, names_of(state, encounter, me), names_of(state, encounter, target),
                        distance)
-    if pool_fight(game):  # issue 25: a dice-pool fight counts successes (fight_pool.py)
+    if game.fight.hit == POOL:  # issue 25: a dice-pool fight counts successes (fight_pool.py)
         return pool_strike(game, state, encounter, request.tag, ctx, Aim(
             who, me, target, armed, budget, arming, distance, edge, weapon, modifier, notes), won)
     rolled, result, strike_key = roll_attack(game, view, hero.name, modifier, defence,
@@ -816,7 +626,7 @@ def hero_strike(game: Game, state: State, encounter: Encounter, request: Strike,
     encounter = next_state.encounter or encounter
     events = struck_events(foe, record)  # CMB-CARD-1, then who fell
     next_state, words = fell(game, next_state, encounter, foe, ctx, record, events, won)
-    return _answered(request, next_state, record, text + words, events, notes, ctx)
+    return answered(request, next_state, record, text + words, events, notes, ctx)
 
 
 def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
@@ -850,7 +660,7 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
     # CMB-MOD-1: the conditions of both sides, read before the dice, as for a hero's strike
     edge = attack_edge(game, names_of(state, encounter, me), names_of(state, encounter, target),
                        distance)
-    if pool_fight(game):  # issue 25: a dice-pool fight counts successes (fight_pool.py)
+    if game.fight.hit == POOL:  # issue 25: a dice-pool fight counts successes (fight_pool.py)
         return pool_foe_attack(game, state, encounter, request.tag, ctx, FoeAim(
             me, target, hero, health, defence, distance, edge, notes))
     rolled, result, strike_key = roll_attack(game, SheetView(game, None, state), foe.name,
@@ -922,25 +732,7 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
         next_state, said = downed(game, next_state, hero, events, record)  # CMB-HP0-1..4
         next_state, lost = lost_if_none_stand(game, next_state, encounter, events)
         text += said + lost
-    return _answered(request, next_state, record, text, events, notes, ctx)
-
-
-def _outcome_strike(game: Game, state: State, request: Strike, encounter: Encounter,
-                    ctx: TurnContext, me: int, target: int) -> tuple[State, Answer]:
-    """Issue 25, CMB-OUTC-1..4: a hero's outcome action (engine/actions/fight/outcome/combat.py),
-    and the end of the fight it wins or loses, as a formula strike's."""
-    attacker = encounter.combatants[me]
-    who = state.character_index(attacker.name) if attacker.side == "party" else None
-    armed = weapon_of(game, state, who, request.weapon) if who is not None else None
-    if isinstance(armed, Refusal):  # a weapon adds its toHit and attack.effect (issue 25)
-        return refuse(state, request.tag, armed)
-    done = outcome.strike(game, state, request, encounter, ctx, me, target, armed)
-    if isinstance(done, Refusal):
-        return refuse(state, request.tag, done)
-    next_state, words = ended(game, done.state, done.ends, encounter, ctx, done.record)
-    text = done.text + words
-    return _answered(request, next_state, done.record, text, list(done.events),
-                     list(done.notes), ctx)
+    return answered(request, next_state, record, text, events, notes, ctx)
 
 
 NO_DAMAGE = Formula("0", Number(0))
@@ -952,43 +744,6 @@ def _foe_damage(foe: Combatant) -> Formula:
     return parsed if isinstance(parsed, Formula) else NO_DAMAGE
 
 
-def _answered(request: Strike, state: State, record: dict[str, Any], text: str,
-              events: list[str], notes: list[str], ctx: TurnContext) -> tuple[State, Answer]:
-    """The answer of a strike that happened: its place in the round's order (the reply's
-    attacks are applied in initiative order, so the ordinal among them is that place) and
-    its rule-card events (CMB-CARD-1)."""
-    record["slot"] = ctx.ordinal + 1
-    if events:
-        record["events"] = events
-    return state, accepted(request.tag, text, record, tuple(notes))
-
-
 # --- the order of a reply's attacks --------------------------------------------------------
 
-FIRST_OPS = frozenset({"start", "join", "condition", "defend"})
-"""The ``[combat:]`` ops applied before a reply's attacks (DESIGN.md "Rounds and order")."""
-LAST_OPS = frozenset({"end"})
-"""The ``[combat:]`` ops applied after every other tag of the reply."""
-ROUND_OPS = frozenset({"reload", "leave"})  # leave: issue 25, engine/actions/fight/leave.py
-"""The ``[combat:]`` ops that act in the round like an attack, in their hero's initiative
-order among the reply's attacks (ITM-CLIP-5)."""
 
-
-def attacker_rank(state: State, tag: Tag) -> int:
-    """CMB-TURN-3/4/6/14, OQ-CMB-7 a/b: where an ``[attack:]``'s attacker stands in the
-    encounter's initiative order (highest first, a hero before a foe on a tie, then join
-    order), so a reply's attacks land in that order; an attacker not in the fight comes after
-    everyone (its attack is refused)."""
-    encounter = state.encounter
-    if encounter is None:
-        return 0
-    written = meant_fighter(state, (tag.get("who") or "").strip())
-    hero = state.character_index(written or None)
-    found = encounter.find(state.characters[hero].name if hero is not None else written)
-    if found is None:
-        return len(encounter.combatants)
-    if encounter.kind == "narrative":  # issue 26: every hero first in text order, then foes
-        return 0 if encounter.combatants[found].side == "party" else 1
-    if encounter.kind == "outcome" and not any(c.initiative for c in encounter.combatants):
-        return 0  # issue 25: without initiative an outcome fight's actions go in text order
-    return found

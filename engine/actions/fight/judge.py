@@ -2,7 +2,7 @@
 an attack roll of a sheet ability or of an item used in a fight (CMB-ABIL-2, ITM-USE-7/8) and
 a hit judged again after a reaction raised the defence (CMB-REACT-5, the Shield example).
 
-The kinds (:func:`fight_kind`) and their rules:
+The hit rules (:attr:`engine.rules.game.Game.fight`, ``hit``):
 
 - ``sum``: the total against the defence (CMB-ATK-A4, :func:`engine.rules.fight.hit_result`);
 - ``pool``: the successes against the defence, at least 1 (ITM-WPN-11/13,
@@ -14,7 +14,7 @@ The kinds (:func:`fight_kind`) and their rules:
   :mod:`engine.rules.fight_symbols`); a raised defence adds its setback dice to the same roll.
 
 :func:`kind_attack` rolls the attack, :func:`rejudge` reads one again; both dispatch through
-:data:`REJUDGE` / :func:`fight_kind` only, so a new kind is one function more."""
+:data:`REJUDGE` only, so a new kind is one function more."""
 
 from __future__ import annotations
 
@@ -32,22 +32,11 @@ from ...rules.fight.symbols import setback_dice, symbol_result
 from ...rules.game import Game
 from ...rules.sheet import SheetView
 from ...ruleset.resolution import AgainstResolution, PoolResolution, SymbolResolution
+from ...ruleset.ruleset import AGAINST, POOL, SUM, SYMBOLS
 from ..checks.against import matches
 from ..checks.pipeline import effective_resolution, resolve_request
 from ..checks.symbols import symbols_text, tally
-from .check_kinds import AGAINST, SYMBOLS, attack_read, kind_of, read_result
-
-SUM = "sum"
-POOL = "pool"
-
-
-def fight_kind(game: Game) -> str:
-    """Which hit rule the ruleset's fight reads: ``pool`` (a ``dice-pool`` resolution),
-    ``roll-against``, ``symbol-pool`` (engine/actions/fight/check_kinds.py) or ``sum``."""
-    res = game.ruleset.resolution
-    if res is not None and res.kind == "dice-pool":
-        return POOL
-    return kind_of(game) or SUM
+from .check_kinds import attack_read, read_result
 
 
 def kind_attack(game: Game, view: SheetView, name: str, modifier: int, defence: int,
@@ -57,7 +46,7 @@ def kind_attack(game: Game, view: SheetView, name: str, modifier: int, defence: 
     own kind, keyed ``key`` (a swipe rolls the same): ``modifier`` is what its ``toHit`` adds
     (a pool: dice; roll-against: the number; symbol-pool: boost dice), ``target`` a pool's
     per-die target from the use's ``toHit``. Returns the roll and hit/miss/critical."""
-    kind = fight_kind(game)
+    kind = game.fight.hit
     rule = game.ruleset.combat.attack if game.ruleset.combat is not None else None
     res = game.ruleset.resolution
     assert rule is not None and res is not None
@@ -178,7 +167,7 @@ def rejudge(game: Game, rolled: Rolled, result: str, defence: int, raised: int,
     fight's own rule against ``raised``. A critical that is still a hit stays critical (a
     condition's automatic critical, CMB-COND-2, holds); ``stream`` gives a symbol roll's added
     setback dice."""
-    judged = REJUDGE[fight_kind(game)](game, rolled, defence, raised, stream)
+    judged = REJUDGE[game.fight.hit](game, rolled, defence, raised, stream)
     if judged.result == "hit" and result == "critical":
         return replace(judged, result="critical")
     return judged

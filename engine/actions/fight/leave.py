@@ -32,7 +32,8 @@ from ..declare import Refusal, Request, action, attr, read_request, request
 from ..examples import FOE_NAMES, Party, example
 from .arms import PLAIN, ready
 from .encounter import budget_of, encounter_on, refuse, round_of, weapon_of
-from .formula import Strike, hero_strike
+from .formula import hero_strike
+from .requests import Strike
 
 LEAVE = "leave"  # OQ-CMB-11: the trigger
 REACTION = "reaction"  # what a reaction's strike counts as in ``spent`` (no turn action)

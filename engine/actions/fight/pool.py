@@ -43,6 +43,7 @@ from ...rules.state import Combatant, Encounter, State
 from ...rules.weapons import WeaponNumbers, skill_rank, whole
 from ...ruleset import Formula, Template, parse_formula
 from ...ruleset.resolution import PoolResolution
+from ...ruleset.ruleset import POOL
 from ..answers import Answer, accepted
 from ..checks.pipeline import effective_resolution, resolve_request
 from .arms import OFF_HAND, Armed, Arming, fire, floor_of, on_hit, spent_with
@@ -52,12 +53,6 @@ from .react import react_to_hit, sustain_after_damage
 
 UNARMED = "unarmed"
 FOE_STRIKE = "strike"
-
-
-def pool_fight(game: Game) -> bool:
-    """Issue 25: a ``dice-pool`` ruleset's formula fight counts successes."""
-    res = game.ruleset.resolution
-    return res is not None and res.kind == "dice-pool"
 
 
 def _res(game: Game) -> PoolResolution:
@@ -86,7 +81,7 @@ def pool_hero(game: Game, state: State, index: int, hero: Combatant) -> Combatan
     gives (``combat.pool.hardness``, its armour's through ``itemStat``), read once now."""
     combat = game.ruleset.combat
     pool = combat.pool if combat is not None else None
-    if not pool_fight(game) or pool is None:
+    if game.fight.hit != POOL or pool is None:
         return hero
     hero = numbered(hero, _gain(game))  # the spending style's number
     if pool.hardness is None:
@@ -99,9 +94,9 @@ def pool_foe(game: Game, template: Template, foe: Combatant, stream: Stream) -> 
     """ITM-HARD-1: a creature gives its own ``hardness``; ITM-FLOOR-2: its ``reduction``; both
     from its template at its tier, fixed as it joins (CMB-TPL-8)."""
     numbers = template.combat
-    if pool_fight(game):
+    if game.fight.hit == POOL:
         foe = numbered(foe, _gain(game))  # the spending style's number
-    if not pool_fight(game) or (numbers.hardness is None and numbers.reduction is None):
+    if game.fight.hit != POOL or (numbers.hardness is None and numbers.reduction is None):
         return foe
     reader = foe_reader(game.ruleset, foe.tier or 1, foe.modifier or 0)
     update: dict[str, int] = {}

@@ -33,7 +33,7 @@ from ...rules.items import charges_left, charges_max, read_stat, roll_amount, st
 from ...rules.sheet import SheetView
 from ...rules.state import Character, Encounter, FightCondition, JournalEntry, Stack, State
 from ...rules.weapons import hit_bonus, whole
-from ...ruleset import Formula, Item, combat_kind, parse_formula
+from ...ruleset import Formula, Item, parse_formula
 from ...ruleset.combat import Amount, Attack, Use
 from ..answers import Answer, accepted, refused
 from ..declare import Refusal, Request
@@ -58,13 +58,6 @@ class Outside:
     helps: Callable[[Game, State, int, Use, TurnContext, str],
                     tuple[Character, dict[str, Any], list[str]]]
     spend: Callable[[Game, State, Item, list[Stack], int, TurnContext, str], dict[str, Any]]
-
-
-def in_fight(game: Game, state: State) -> bool:
-    """Whether a use now is a use in a formula fight (§13) rather than outside one (§21)."""
-    encounter = state.encounter
-    return encounter is not None and encounter.kind == "formula" \
-        and combat_kind(game.ruleset) == "formula"
 
 
 def aimed(use: Use) -> bool:

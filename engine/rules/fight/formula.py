@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ...dice import Stream
-from ...ruleset import Formula, Template, ValueRef, combat_kind
+from ...ruleset import Formula, Template, ValueRef
 from ...ruleset.fight import AttackRule, TurnAction
 from ...ruleset.formula import Binary, Call, Dice, Negate, Node, Reference, double_dice, nodes
+from ...ruleset.ruleset import FORMULA, SYMBOLS
 from ..armour import defence_of
 from ..formula import (
     Evaluation,
@@ -72,7 +73,7 @@ def combat_only(game: Game) -> frozenset[str]:
     """CMB-ATK-2, DESIGN.md "Formula combat": the skills only a fight rolls — the attack
     check and the initiative check — by id and by label, in lower case."""
     combat = game.ruleset.combat
-    if combat is None or combat_kind(game.ruleset) not in ("formula", "symbol-pool"):
+    if combat is None or game.fight.kind not in (FORMULA, SYMBOLS):
         return frozenset()
     ids = {combat.attack.check} if combat.attack is not None else set()
     if combat.turn is not None and combat.turn.initiative is not None:

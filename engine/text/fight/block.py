@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...actions.examples import party_of
-from ...actions.fight.formula import teach_fight
+from ...actions.fight import teach_fight
 from ...actions.use import pool_max
 from ...dice import Stream
 from ...rules.abilities import abilities_of, entry_of

@@ -78,7 +78,7 @@ from ....ruleset import Formula, combat_kind, parse_formula
 from ....ruleset.fight import Narrative, Overexertion, Technique
 from ...answers import Answer, accepted, refused
 from ...attrs import FIGHTER, TEXT
-from ...declare import Request, action, attr, request
+from ...declare import Refusal, Request, action, attr, request
 from ...examples import FOE, FOE_COUNT, FOE_NAMES, Party, example
 from ..hp0 import lost_if_none_stand, zero_meaning
 from . import bleed as bleeding
@@ -130,11 +130,6 @@ ATTACK_RECORD = {
 ATTACK_REASONS = (reasons.UNKNOWN_TECHNIQUE,)
 
 
-def fights(game: Game) -> bool:
-    """Whether the ruleset fights narratively (DESIGN.md "Which combat")."""
-    return combat_kind(game.ruleset) == "narrative"
-
-
 def _narrative(game: Game) -> Narrative | None:
     combat = game.ruleset.combat
     return combat.narrative if combat is not None else None
@@ -158,10 +153,12 @@ def _exact(value: float) -> Fraction:
 
 
 class Joining(Protocol):
-    """What ``op="start"`` and ``op="join"`` read (engine/actions/fight/formula.py's requests)."""
+    """What ``op="start"`` and ``op="join"`` read (engine/actions/fight/requests.py)."""
 
     @property
     def tag(self) -> Tag: ...
+    @property
+    def foe(self) -> str: ...
     @property
     def role(self) -> str: ...
     @property
@@ -327,9 +324,28 @@ NO_FIGHT = ('No fight is on: begin one with [combat: op="start" foe="<name>"]; n
             "done.")
 
 
-def in_fight(state: State) -> Encounter | None:
-    """The narrative fight on now (``op="end"`` ends it as a formula fight ends)."""
-    return state.encounter
+def fight_on(game: Game, state: State) -> Encounter | Refusal:
+    """The narrative fight on now, or why there is none (``op="end"`` ends it as a formula
+    fight ends; its foes drop no loot, ITM-LOOT-13)."""
+    return state.encounter or Refusal(reasons.NO_ENCOUNTER, NO_FIGHT)
+
+
+def rank(encounter: Encounter, found: int) -> int:
+    """D100-PARTY-3: every hero first, in text order, then the foes."""
+    return 0 if encounter.combatants[found].side == PARTY else 1
+
+
+def start_tag(game: Game, state: State, joining: Joining, ctx: TurnContext,
+              named: list[str], notes: list[str]) -> tuple[State, Answer]:
+    """``[combat: op="start"]`` in a narrative fight, the foes ``named`` as the request reads
+    them."""
+    return start(game, state, joining, named, notes, ctx)
+
+
+def join_tag(game: Game, state: State, joining: Joining,
+             ctx: TurnContext) -> tuple[State, Answer]:
+    """``[combat: op="join" foe=]`` in a narrative fight."""
+    return join(game, state, joining, joining.foe, ctx)
 
 
 # --- rounds --------------------------------------------------------------------------------

@@ -33,14 +33,19 @@ from ....rules.game import Game
 from ....rules.sheet import SheetView
 from ....rules.state import Combatant, Encounter, Stack, State
 from ....rules.weapons import numbers
-from ....ruleset import Item, Template, combat_kind
+from ....ruleset import Item, Template
 from ....ruleset.combat import Attack
 from ....ruleset.fight import EFFECTS, POSITIONS, OutcomeRule
 from ....ruleset.resolution import Outcomes
+from ...answers import Answer
 from ...checks.pipeline import effective_resolution, roll_check
 from ...declare import Refusal
 from ...examples import END_LINE, FOE_NAMES, Party, example, join_line
+from ..encounter import answered, refuse, round_of, weapon_of
+from ..formula import fighters
 from ..hp0 import downed
+from ..requests import Strike
+from ..victory import ended
 
 ACTION = "action"  # what a hero's outcome action spends: one a round
 IGNORED = (("budget", "action"), ("range", "range"), ("mode", "mode"))
@@ -67,11 +72,6 @@ def arms_of(game: Game, state: State, who: int, armed: tuple[Stack, Item, Attack
     view = SheetView(game, state.characters[who], state)
     return Arms(armed[0].name, numbers(game, view, armed[1], armed[2]).to_hit,
                 armed[2].effect or 0)
-
-
-def fights(game: Game) -> bool:
-    """Whether this ruleset fights with outcome-based combat (``combat.kind`` ``outcome``)."""
-    return combat_kind(game.ruleset) == "outcome"
 
 
 def _rule(game: Game) -> OutcomeRule:
@@ -293,3 +293,29 @@ def teach_fight(game: Game, party: Party) -> list[str]:
         lines.append(join_line([t.role for t in combat.templates]) + ".")
     lines.append(END_LINE)
     return lines
+
+
+def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
+    """CMB-OUTC-1..4: a hero's outcome action (:func:`strike`), and the end of the fight it
+    wins or loses, as a formula strike's."""
+    found = fighters(game, state, request)
+    if isinstance(found, Refusal):
+        return refuse(state, request.tag, found)
+    encounter, me, target = round_of(found.encounter, ctx), found.me, found.target
+    attacker = encounter.combatants[me]
+    who = state.character_index(attacker.name) if attacker.side == "party" else None
+    armed = weapon_of(game, state, who, request.weapon) if who is not None else None
+    if isinstance(armed, Refusal):  # a weapon adds its toHit and attack.effect
+        return refuse(state, request.tag, armed)
+    done = strike(game, state, request, encounter, ctx, me, target, armed)
+    if isinstance(done, Refusal):
+        return refuse(state, request.tag, done)
+    next_state, words = ended(game, done.state, done.ends, encounter, ctx, done.record)
+    return answered(request, next_state, done.record, done.text + words, list(done.events),
+                    list(done.notes), ctx)
+
+
+def rank(encounter: Encounter, found: int) -> int:
+    """Without initiative an outcome fight's actions go in text order; with it, as formula
+    combat's (CMB-TURN-14)."""
+    return found if any(c.initiative for c in encounter.combatants) else 0
