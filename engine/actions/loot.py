@@ -8,12 +8,12 @@ from ..rules.game import Game
 from ..rules.loot import find_table
 from ..rules.state import JournalEntry, State
 from ..ruleset.loot import LootTable
+from . import fight
 from .answers import Answer, accepted
 from .attrs import WHO_OR_PARTY
 from .declare import Needs, Reader, Refusal, Request, action, attr, request
 from .drops import drop_table
 from .examples import Party, example
-from .fight.narrative import spoils as fight_narrative_spoils
 from .placing import added_text
 
 
@@ -68,9 +68,9 @@ def _teach_loot(game: Game, party: Party) -> list[str]:  # ITM-LOOT-19
 def roll_tag(game: Game, state: State, request: Loot, ctx: TurnContext) -> tuple[State, Answer]:
     """``[loot: table="<id>" who="<name>"]`` (ITM-LOOT-16..19)."""
     tag, table = request.tag, request.table
-    heroes = fight_narrative_spoils.sharers(game, state, ctx) if request.who is None else ()
+    heroes = fight.sharers(game, state, ctx) if request.who is None else ()
     if heroes:  # D100-PARTY-10: a narrative victory's coins split, named items to want/pass
-        state, record, parts = fight_narrative_spoils.loot(game, state, table, ctx, heroes)
+        state, record, parts = fight.shared_loot(game, state, table, ctx, heroes)
         text = f"{table.label}: " + ("; ".join(parts) if parts else "nothing dropped") + "."
     else:
         state, record, parts = drop_table(game, state, table, ctx.stream("loot", "draws"),

@@ -32,9 +32,7 @@ from .attrs import FIGHTERS, HELD, WHO, read_character
 from .checks import skill_check
 from .checks.pipeline import value_check
 from .declare import Read, Refusal, Request, action, attr, request
-from .fight import kind_of, uses_in_round
-from .fight.narrative.use import FIGHT_REASONS as NARRATIVE_REASONS
-from .fight.narrative.use import FIGHT_RECORD as NARRATIVE_RECORD
+from .fight import KIND_USE_REASONS, KIND_USE_RECORD, kind_of, uses_in_round
 from .fight.use import FIGHT_REASONS, FIGHT_RECORD, Outside, aimed, use_in_fight
 
 
@@ -318,10 +316,10 @@ USE_RECORD = {
     "player_message": "the Use button: what the player says",
     "item_used": "the Use button: the [item_used] line",
     **FIGHT_RECORD,  # issue 25: an item used in a formula fight (spec/items.md §13)
-    **NARRATIVE_RECORD,  # issue 26: an item used in a narrative fight (ITM-CLS-1..19)
+    **KIND_USE_RECORD,  # an item used in a fight of a kind with its own answer (ITM-CLS-1..19)
 }
 USE_REASONS = (reasons.NOT_HELD, reasons.NOT_WORN, reasons.NO_USE_LEFT, reasons.NO_DIFFICULTY,
-               *dict.fromkeys((*FIGHT_REASONS, *NARRATIVE_REASONS)))
+               *dict.fromkeys((*FIGHT_REASONS, *KIND_USE_REASONS)))
 
 
 def _helped(game: Game, state: State, who: int, use: Use, ctx: TurnContext,

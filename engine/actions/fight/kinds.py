@@ -54,6 +54,9 @@ class FightKind:
     after_round: tuple[RoundStep, ...] = ()
     use_item: Callable[..., tuple[State, Answer, str | None]] | None = None
     cast: Callable[..., tuple[State, Answer]] | None = None
+    sharers: Callable[[Game, State, TurnContext], tuple[int, ...]] = lambda *_: ()
+    """Who shares an earn or a ``[loot:]`` without ``who=`` (D100-PARTY-10); nobody: the
+    ordinary add."""
 
 
 def _formula_start(game: Game, state: State, request: Start, ctx: TurnContext,
@@ -97,7 +100,7 @@ FIGHT_KINDS: dict[str, FightKind] = {
                          narrative.attack, narrative.teach_start, narrative.teach_fight,
                          narrative.rank,
                          after_round=(narrative.land, narrative.bleed, _spoils_after),
-                         use_item=narrative_use),
+                         use_item=narrative_use, sharers=narrative_spoils.sharers),
     # "kind": "none": formula combat's handlers refuse every fight tag no-combat
     NONE: FightKind(NONE, _formula_start, formula.join, formula.end, formula.attack,
                     formula.teach_start, formula.teach_fight, _initiative_order),

@@ -6,6 +6,7 @@ Nothing here when no fight is on: the instructions then say only how to start on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...actions.examples import party_of
@@ -21,20 +22,27 @@ from ...rules.sheet import SheetView
 from ...rules.state import Character, Combatant, Encounter, FightCondition, State
 from ...rules.tracks import health_bar, track_max, track_value
 from ...rules.weapons import first_worn_weapon
+from ...ruleset.ruleset import NARRATIVE, OUTCOME
 from ...ruleset.sheet import Track
 from .narrative import narrative_block
 from .outcome import outcome_block
+
+BLOCKS: dict[str, Callable[[Game, State, bool], str]] = {
+    NARRATIVE: narrative_block, OUTCOME: outcome_block}
+"""The kinds of combat whose COMBAT block is their own (Part B; A.4: harm levels); the others
+show formula combat's."""
 
 
 def combat_block(game: Game, state: State, teach: bool = True) -> str:
     """The COMBAT block of ``state``'s fight, or ``""`` out of a fight (``teach``: with the
     combat lines of the instructions under it; the stage may put those up front instead)."""
     encounter = state.encounter
-    if encounter is not None and encounter.kind == "narrative":  # issue 26: Part B
-        return narrative_block(game, state, teach)
-    if encounter is not None and encounter.kind == "outcome":  # issue 25: A.4
-        return outcome_block(game, state, teach)
-    if encounter is None or game.ruleset.combat is None:
+    if encounter is None:
+        return ""
+    own = BLOCKS.get(game.fight.kind)
+    if own is not None:
+        return own(game, state, teach)
+    if game.ruleset.combat is None:
         return ""
     stream = Stream(state.seed, (encounter.round,), "combat/prompt")
     fought = (f"round {encounter.round} fought" if encounter.round

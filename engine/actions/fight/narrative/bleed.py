@@ -83,8 +83,7 @@ def bleed(game: Game, before: State, state: State, answers: list[Answer], ctx: T
     answered action, whose text says so."""
     encounter = state.encounter
     length = rounds(game)
-    if encounter is None or encounter.kind != "narrative" or encounter.turn != ctx.turn_key \
-            or length is None:
+    if encounter is None or encounter.turn != ctx.turn_key or length is None:
         return state, answers
     if before.encounter is not None and before.encounter.turn == ctx.turn_key:
         return state, answers

@@ -74,7 +74,7 @@ from ....rules.formula import Resolve, evaluate, foe_reader, sheet_reader
 from ....rules.game import Game
 from ....rules.sheet import SheetView
 from ....rules.state import Announced, Combatant, Defence, Encounter, State
-from ....ruleset import Formula, combat_kind, parse_formula
+from ....ruleset import Formula, parse_formula
 from ....ruleset.fight import Narrative, Overexertion, Technique
 from ...answers import Answer, accepted, refused
 from ...attrs import FIGHTER, TEXT
@@ -991,7 +991,7 @@ def land(game: Game, before: State, state: State, answers: list[Answer],
     is down, on the ally a hero stepped in for on that hero (D100-PARTY-6) — told at the end
     of the round's last answered attack or defence (record ``landed``)."""
     encounter = state.encounter
-    if encounter is None or encounter.kind != "narrative" or encounter.turn != ctx.turn_key:
+    if encounter is None or encounter.turn != ctx.turn_key:
         return state, answers
     if before.encounter is not None and before.encounter.turn == ctx.turn_key:
         return state, answers
@@ -1102,7 +1102,7 @@ def defend(game: Game, state: State, request: Defend, ctx: TurnContext) -> tuple
     """``[combat: op="defend" who= how= for=]`` (narrative fights): the fighter's one defence
     roll of the round, met against every strike on it this round (DESIGN.md)."""
     tag = request.tag
-    kind = combat_kind(game.ruleset)
+    kind = game.fight.kind
     if kind == "none":
         return state, refused(tag, reasons.NO_COMBAT, 'This ruleset turns fights off ("kind": '
                               '"none"); nothing was done.')

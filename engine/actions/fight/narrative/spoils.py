@@ -20,7 +20,6 @@ from ....rules.formula import evaluate, foe_reader
 from ....rules.game import Game
 from ....rules.loot import roll_table
 from ....rules.state import Encounter, JournalEntry, Spoil, Spoils, State
-from ....ruleset import combat_kind
 from ....ruleset.loot import LootTable
 from ...answers import Answer, accepted, refused
 from ...declare import Request, action, attr, request
@@ -75,12 +74,10 @@ def sharers(game: Game, state: State, ctx: TurnContext) -> tuple[int, ...]:
     that won a narrative fight, the heroes standing at the victory; in a narrative fight still
     on (the reply's ``op="end" outcome="victory"`` comes last), the heroes standing now; else
     nobody (the ordinary add)."""
-    if combat_kind(game.ruleset) != "narrative":
-        return ()
     names: tuple[str, ...] = ()
     if state.spoils is not None and state.spoils.turn == ctx.turn_key:
         names = state.spoils.heroes
-    elif state.encounter is not None and state.encounter.kind == "narrative":
+    elif state.encounter is not None:
         names = victors(game, state, state.encounter)
     found = (state.character_index(n) for n in names)
     return tuple(i for i in found if i is not None)
