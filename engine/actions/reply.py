@@ -18,7 +18,7 @@ from ..rules.game import Game
 from ..rules.state import State
 from . import bags, checks, fakes, fight, gear, loot, market, money, rest, use
 from .answers import ANSWERED, Answer, refused
-from .declare import Action, table
+from .declare import FIRST, LAST, ROUND, Action, table
 
 # The most tags one reply gets answered; the rest are refused unapplied, so a reply of 100,000
 # tags costs linear time, not 100,000 state changes.
@@ -40,6 +40,9 @@ ACTIONS: dict[tuple[str, str | None], Action] = table(
     market.buy, market.sell, use.use_tag, rest.rest_tag, fakes.reveal, fakes.inspect,
     *fight.ACTIONS,
 )
+
+# The step of a reply that applies an action declared with each phase (see _phase).
+PHASE_STEP: dict[str | None, int] = {FIRST: 1, ROUND: 2, LAST: 4}
 
 # The attribute that names the action of a tag kind that has several.
 ACTION_ATTRIBUTE = {"inventory": "action", "sheet": "op", "combat": "op"}
@@ -152,15 +155,12 @@ def answer_tag(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[St
 
 def _phase(tag: Tag) -> int:
     """DESIGN.md "Rounds and order": which step of the reply applies the tag — 0 ``[place:]``,
-    1 ``[combat:]`` start/join/condition/defend, 2 ``[attack:]``, 3 every other tag, 4
-    ``[combat: op="end"]``."""
+    then as its action is declared (:data:`PHASE_STEP`): 1 ``phase="first"``, 2 ``"round"``,
+    3 every other tag, 4 ``"last"``."""
     if tag.kind == "place":
         return 0
-    if tag.kind == "attack":
-        return 2
-    if tag.kind == "combat":
-        return fight.phase(_key(tag)[1])
-    return 3
+    declared = ACTIONS.get(_key(tag))
+    return PHASE_STEP.get(declared.phase if declared is not None else None, 3)
 
 
 # The answer part's mark of a tag answered before the rest of its reply was written (the

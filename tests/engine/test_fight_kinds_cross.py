@@ -556,3 +556,20 @@ def test_cmb_abil_4_a_foes_ability_in_a_roll_against_fight_hits_by_the_kinds_rul
         assert hit == (rolled <= 60 - defence) or row["result"] == "critical" or rolled >= 96
         seen.add(hit)
     assert seen == {True, False}  # both sides of the line, so the sum rule would fail it
+
+
+def test_cmb_abil_7_a_round_of_only_an_item_use_that_spent_an_action_regenerates() -> None:
+    """An item used in the fight that spent a turn action is the round's act (§13), as for
+    conditions counting down: the foes regenerate at its end (or are stopped by its fire)."""
+    game, state = _graveyard()
+    for turn in range(1, 80):
+        after, told = answer(game, state, USE_FLASK, (1, turn))
+        record = told[0].record
+        row = record["targets"][0]
+        hp = next(c.hp for c in after.encounter.combatants if c.name == "Dead")
+        if record.get("budget") is None or not row["damage"] or not hp:
+            continue
+        assert record["regenerated"] == [{"who": "Dead", "amount": 0, "hp": hp,
+                                          "stoppedBy": ["fire"]}]
+        return
+    raise AssertionError("the flask never burned the dead and left them standing")

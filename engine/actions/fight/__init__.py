@@ -6,32 +6,21 @@
 from ...rules.context import TurnContext
 from ...rules.game import Game
 from ...rules.state import State
-from .abilities import cast
-from .conditions import condition
 from .kinds import kind_of
-from .leave import leave
-from .narrative.combat import defend
 from .narrative.spoils import loot as shared_loot
 from .narrative.spoils import pass_, split, want
 from .narrative.use import FIGHT_REASONS as KIND_USE_REASONS
 from .narrative.use import FIGHT_RECORD as KIND_USE_RECORD
 from .requests import LEGACY_FOES
 from .tags import (
-    attack,
+    ACTIONS,
+    acts_in_round,
     attacker_rank,
-    end,
     end_of_round,
-    join,
-    phase,
-    start,
     teach_fight,
     teach_start,
     uses_in_round,
 )
-from .weapons import reload
-
-ACTIONS = (start, join, end, attack, cast, condition, reload, defend, leave)
-"""The fight's declared actions, in the order the GM is taught them."""
 
 
 def sharers(game: Game, state: State, ctx: TurnContext) -> tuple[int, ...]:
@@ -40,7 +29,20 @@ def sharers(game: Game, state: State, ctx: TurnContext) -> tuple[int, ...]:
     return kind_of(game).sharers(game, state, ctx)
 
 __all__ = [
-    "ACTIONS", "KIND_USE_REASONS", "KIND_USE_RECORD", "LEGACY_FOES", "attacker_rank",
-    "end_of_round", "kind_of", "pass_", "phase", "shared_loot", "sharers", "split",
-    "teach_fight", "teach_start", "uses_in_round", "want",
+    "ACTIONS",
+    "KIND_USE_REASONS",
+    "KIND_USE_RECORD",
+    "LEGACY_FOES",
+    "acts_in_round",
+    "attacker_rank",
+    "end_of_round",
+    "kind_of",
+    "pass_",
+    "shared_loot",
+    "sharers",
+    "split",
+    "teach_fight",
+    "teach_start",
+    "uses_in_round",
+    "want",
 ]

@@ -33,7 +33,7 @@ from ...ruleset.abilities import FREE, Ability, ability_of
 from ..answers import Answer, accepted
 from ..attrs import FIGHTERS, TEXT
 from ..checks.pipeline import effective_resolution, resolve_request
-from ..declare import Refusal, Request, action, attr, request
+from ..declare import ROUND, Refusal, Request, action, attr, request
 from ..examples import FOE_NAMES, Party, example
 from .allies import ally_targets, on_allies
 from .arms import picked_up
@@ -399,7 +399,7 @@ CAST_RECORD = {
 }
 
 
-@action("attack", "use", Cast, record=CAST_RECORD, teach=_teach,
+@action("attack", "use", Cast, phase=ROUND, record=CAST_RECORD, teach=_teach,
         reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED, reasons.NO_ENCOUNTER,
                  reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.TARGET_DOWN,
                  reasons.CANNOT_ACT, reasons.UNKNOWN_ENTRY, reasons.REACTION_ONLY,

@@ -9,6 +9,7 @@ its outcome is told in the round's last answered ``[attack:]`` (record ``roundEn
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ...rules import reasons
@@ -31,10 +32,9 @@ from ...rules.state import Combatant, Encounter, FightCondition, State
 from ..answers import Answer, accepted, refused
 from ..attrs import FIGHTER, NUMERAL, RAW, TEXT
 from ..checks.pipeline import effective_resolution, resolve_request, roll_check
-from ..declare import Refusal, Request, action, attr, request
+from ..declare import FIRST, Refusal, Request, action, attr, request
 from ..examples import FOE_NAMES, Party, example
 from .encounter import BY_TURNS, encounter_on, fighting
-from .requests import ROUND_OPS
 
 MAX_DC = 999  # dc= is held to 0..999
 
@@ -155,7 +155,11 @@ RECORD = {"who": "who bears it", "added": "the condition applied (its id)",
           "ended": "conditions the new one ended, its bearer now immune (ITM-DEF-3)"}
 
 
-@action("combat", "condition", Afflict, teach=_teach, record=RECORD,
+InRound = Callable[[Answer], bool]
+"""Whether an answer acted in a fight's round (engine/actions/fight/tags.py)."""
+
+
+@action("combat", "condition", Afflict, phase=FIRST, teach=_teach, record=RECORD,
         reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED, reasons.NO_ENCOUNTER,
                  reasons.UNKNOWN_COMBATANT, reasons.MISSING_ATTRIBUTE,
                  reasons.UNKNOWN_CONDITION, reasons.NO_CONDITION, reasons.CONDITION_IMMUNE,
@@ -309,7 +313,7 @@ def _settle(game: Game, state: State, encounter: Encounter,
 
 
 def end_of_round(game: Game, before: State, state: State, answers: list[Answer],
-                 ctx: TurnContext) -> tuple[State, list[Answer]]:
+                 ctx: TurnContext, in_round: InRound) -> tuple[State, list[Answer]]:
     """After the tags of a reply that was a round (DESIGN.md "Rounds"), every combatant's
     conditions count down and are saved against (CMB-COND-3..6); what happened is told at the
     end of the round's last answered ``[attack:]`` in text order (record ``roundEnd``, text
@@ -320,12 +324,7 @@ def end_of_round(game: Game, before: State, state: State, answers: list[Answer],
         return state, answers
     if before.encounter is not None and before.encounter.turn == ctx.turn_key:
         return state, answers  # this reply's round is already over (it was answered before)
-    last = next((i for i in range(len(answers) - 1, -1, -1)
-                 if answers[i].ok and (answers[i].tag.kind == "attack" or (
-                     answers[i].tag.kind == "combat"
-                     and answers[i].tag.attrs.get("op") in ROUND_OPS) or (
-                     answers[i].tag.kind == "inventory"  # §13: a use that spent a budget
-                     and answers[i].record.get("budget") is not None))), None)
+    last = next((i for i in range(len(answers) - 1, -1, -1) if in_round(answers[i])), None)
     if last is None:
         return state, answers
     settled, lines, rows = _settle(game, state, encounter, ctx.for_tag(0))

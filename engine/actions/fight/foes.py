@@ -37,6 +37,7 @@ from ..answers import Answer, accepted
 from ..checks.pipeline import roll_check
 from ..declare import Refusal
 from ..examples import Party, example
+from .conditions import InRound
 from .encounter import (
     FOE_STRIKE,
     RANGES,
@@ -50,7 +51,6 @@ from .encounter import (
 from .hp0 import downed, lost_if_none_stand
 from .judge import kind_attack
 from .react import HIT, react_to_hit, sustain_after_damage
-from .requests import ROUND_OPS
 
 SPELL = "spell"  # OQ-CMB-11: the trigger of a foe's spell
 
@@ -318,7 +318,7 @@ def foe_cast(game: Game, state: State, encounter: Encounter, me: int, tag: Tag, 
 
 
 def regenerate_round(game: Game, before: State, state: State, answers: list[Answer],
-                     ctx: TurnContext) -> tuple[State, list[Answer]]:
+                     ctx: TurnContext, in_round: InRound) -> tuple[State, list[Answer]]:
     """CMB-ABIL-7: after a reply that was a round, each foe above 0 with ``regenerate``
     regains it (up to its most) unless it took damage of a ``stoppedBy`` type in this
     round's answered tags; told at the end of the round's last answered ``[attack:]`` (record
@@ -331,10 +331,7 @@ def regenerate_round(game: Game, before: State, state: State, answers: list[Answ
         return state, answers  # this reply's round is already over
     if not any(c.regenerate for c in encounter.combatants):
         return state, answers
-    last = next((i for i in range(len(answers) - 1, -1, -1)
-                 if answers[i].ok and (answers[i].tag.kind == "attack" or (
-                     answers[i].tag.kind == "combat"
-                     and answers[i].tag.attrs.get("op") in ROUND_OPS))), None)
+    last = next((i for i in range(len(answers) - 1, -1, -1) if in_round(answers[i])), None)
     if last is None:
         return state, answers
     took = damage_taken(a.record for a in answers if a.ok)

@@ -27,9 +27,11 @@ from .outcome.use import outcome_cast
 from .requests import End, Join, Start, Strike
 
 Teach = Callable[[Game, Party], list[str]]
-RoundStep = Callable[[Game, State, State, list[Answer], TurnContext], tuple[State, list[Answer]]]
+RoundStep = Callable[[Game, State, State, list[Answer], TurnContext, Callable[[Answer], bool]],
+                     tuple[State, list[Answer]]]
 """Work at the end of a reply that was a round: the state before the reply, the state after
-its tags and their answers, to the new state and answers."""
+its tags and their answers, and which answers acted in the round, to the new state and
+answers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +77,8 @@ def _initiative_order(encounter: Encounter, found: int) -> int:
 
 
 def _spoils_after(game: Game, before: State, state: State, answers: list[Answer],
-                  ctx: TurnContext) -> tuple[State, list[Answer]]:
+                  ctx: TurnContext,
+                  in_round: Callable[[Answer], bool]) -> tuple[State, list[Answer]]:
     return narrative_spoils.after_reply(state, ctx), answers  # D100-PARTY-10
 
 

@@ -28,7 +28,7 @@ from ...rules.state import State
 from ...ruleset.abilities import ability_of
 from ..answers import Answer, accepted
 from ..attrs import FIGHTER, TEXT
-from ..declare import Refusal, Request, action, attr, read_request, request
+from ..declare import ROUND, Refusal, Request, action, attr, read_request, request
 from ..examples import FOE_NAMES, Party, example
 from .arms import PLAIN, ready
 from .encounter import budget_of, encounter_on, refuse, round_of, weapon_of
@@ -87,7 +87,7 @@ def _teach(game: Game, party: Party) -> list[str]:
     return []
 
 
-@action("combat", "leave", Leave, record=RECORD, teach=_teach,
+@action("combat", "leave", Leave, phase=ROUND, record=RECORD, teach=_teach,
         reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED, reasons.NO_ENCOUNTER,
                  reasons.UNKNOWN_COMBATANT, reasons.MISSING_ATTRIBUTE, reasons.TARGET_DOWN))
 def leave(game: Game, state: State, request: Leave, ctx: TurnContext) -> tuple[State, Answer]:

@@ -147,11 +147,3 @@ def foes_named(request: Start, notes: list[str]) -> list[str]:
                  'count="<n>"], one tag for each kind of foe')
     return named
 
-
-FIRST_OPS = frozenset({"start", "join", "condition", "defend"})
-"""The ``[combat:]`` ops applied before a reply's attacks (DESIGN.md "Rounds and order")."""
-LAST_OPS = frozenset({"end"})
-"""The ``[combat:]`` ops applied after every other tag of the reply."""
-ROUND_OPS = frozenset({"reload", "leave"})
-"""The ``[combat:]`` ops that act in the round like an attack, in their hero's initiative
-order among the reply's attacks (ITM-CLIP-5)."""

@@ -14,23 +14,25 @@ from ...rules.game import Game
 from ...rules.names import meant_fighter
 from ...rules.state import State
 from ..answers import Answer, refused
-from ..declare import action
+from ..declare import FIRST, LAST, ROUND, action
 from ..examples import Party
 from . import check_kinds as other_kinds
+from .abilities import cast
+from .conditions import condition
 from .kinds import AFTER_EVERY_ROUND, kind_of
+from .leave import leave
 from .narrative import combat as narrative
+from .narrative.combat import defend
 from .outcome import combat as outcome
 from .requests import (
-    FIRST_OPS,
-    LAST_OPS,
     NAME_THE_FOE,
-    ROUND_OPS,
     End,
     Join,
     Start,
     Strike,
     foes_named,
 )
+from .weapons import reload
 
 ATTACK_RECORD = {
     "round": "the encounter's round", "slot": "the attack's place (1-based) in the round's "
@@ -117,7 +119,7 @@ def teach_fight(game: Game, party: Party) -> list[str]:
 
 @action("combat", "start", Start, reasons=(reasons.MISSING_ATTRIBUTE, reasons.NO_COMBAT,
                                            reasons.UNSUPPORTED),
-        teach=teach_start, record=JOIN_RECORD)
+        teach=teach_start, record=JOIN_RECORD, phase=FIRST)
 def start(game: Game, state: State, request: Start, ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="start" foe= role= tier= count=]`` (CMB-TPL-1..8, CMB-TURN-2..4)."""
     notes: list[str] = []
@@ -128,7 +130,8 @@ def start(game: Game, state: State, request: Start, ctx: TurnContext) -> tuple[S
 
 
 @action("combat", "join", Join, reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED,
-                                         reasons.NO_ENCOUNTER), record=JOIN_RECORD)
+                                         reasons.NO_ENCOUNTER), record=JOIN_RECORD,
+        phase=FIRST)
 def join(game: Game, state: State, request: Join, ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="join" foe= role= tier= count=]`` (CMB-TURN-5, CMB-TURN-A1)."""
     return kind_of(game).join(game, state, request, ctx)
@@ -140,7 +143,7 @@ def join(game: Game, state: State, request: Join, ctx: TurnContext) -> tuple[Sta
                 "loot": "victory: each felled foe's loot table, its dice and where each drop "
                         "went (ITM-LOOT-12/14); fled, truce and defeat drop nothing",
                 **narrative.XP_RECORD,
-                "events": "end:<outcome> (CMB-CARD-1)"})
+                "events": "end:<outcome> (CMB-CARD-1)"}, phase=LAST)
 def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="end" outcome=]``: the encounter is over (state.encounter is None); a
     victory drops the felled foes' loot (ITM-LOOT-12), nothing else does."""
@@ -154,7 +157,7 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
                  reasons.CANNOT_ACT, reasons.NO_TIME, reasons.OUT_OF_REACH,
                  reasons.MISSING_ATTRIBUTE, reasons.UNKNOWN_MODE, reasons.NO_AMMO,
                  reasons.NOT_LOADED, reasons.PLAYERS_ROLL, reasons.TOO_MANY_TARGETS,
-                 *narrative.ATTACK_REASONS))
+                 *narrative.ATTACK_REASONS), phase=ROUND)
 def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= target= ...]``: one strike, of a hero on a foe or of a foe on a hero
     (CMB-ATK-A1..A7, CMB-ATK-7; narrative fights D100-ATK-A1..A8)."""
@@ -162,15 +165,6 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
 
 
 # --- the order of a reply's fight tags and the end of its round -----------------------------
-
-
-def phase(op: str | None) -> int:
-    """Which step of a reply applies a ``[combat:]`` op (DESIGN.md "Rounds and order"): 1
-    before the round's attacks (start, join, condition, defend), 2 among them (reload, leave:
-    ITM-CLIP-5), 3 with every other tag, 4 after every other tag (end)."""
-    if op in ROUND_OPS:
-        return 2
-    return 1 if op in FIRST_OPS else 4 if op in LAST_OPS else 3
 
 
 def attacker_rank(game: Game, state: State, tag: Tag) -> int:
@@ -195,11 +189,35 @@ def uses_in_round(game: Game, state: State) -> bool:
     return state.encounter is not None and kind_of(game).uses_in_round
 
 
+ACTIONS = (start, join, end, attack, cast, condition, reload, defend, leave)
+"""The fight's declared actions, in the order the GM is taught them."""
+
+ROUND_OPS = frozenset(a.name for a in ACTIONS if a.kind == "combat" and a.phase == ROUND)
+"""The ``[combat:]`` ops declared to act in the round like a strike (a reload, leaving)."""
+
+
+def acts_in_round(answer: Answer) -> bool:
+    """Whether an answer acted in a fight's round — what makes a reply a round, at whose end
+    conditions count down (CMB-COND-3..6) and foes regenerate (CMB-ABIL-7): an answered
+    ``[attack:]`` (a strike, an ability used), a ``[combat:]`` op declared ``phase="round"``
+    (a reload, leaving: ITM-CLIP-5), or an item used in the fight that spent a turn action
+    (§13: it acts among the attacks). A kind may count more acts for its own end-of-round
+    work (a narrative defence or item use, D100-PARTY-3/7)."""
+    if not answer.ok:
+        return False
+    tag = answer.tag
+    if tag.kind == "attack":
+        return True
+    if tag.kind == "combat":
+        return tag.attrs.get("op", "").strip().lower() in ROUND_OPS
+    return tag.kind == "inventory" and answer.record.get("budget") is not None
+
+
 def end_of_round(game: Game, before: State, state: State, answers: Sequence[Answer],
                  ctx: TurnContext) -> tuple[State, list[Answer]]:
     """After a reply's tags: the kind's own end-of-round work, then every kind's, in order
     (:data:`engine.actions.fight.kinds.AFTER_EVERY_ROUND`)."""
     told = list(answers)
     for step in (*kind_of(game).after_round, *AFTER_EVERY_ROUND):
-        state, told = step(game, before, state, told, ctx)
+        state, told = step(game, before, state, told, ctx, acts_in_round)
     return state, told

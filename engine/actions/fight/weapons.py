@@ -21,7 +21,7 @@ from ...rules.state import Combatant, JournalEntry, State
 from ...rules.weapons import armed_with
 from ..answers import Answer, accepted, refused
 from ..attrs import FIGHTER, WIELDED
-from ..declare import Refusal, Request, action, attr, request
+from ..declare import ROUND, Refusal, Request, action, attr, request
 from ..examples import FOE_NAMES, Party, example, item_where
 from .arms import Armed
 from .encounter import budget_of, cannot_act, combat_of, encounter_on, fighting, round_of, weapon_of
@@ -108,7 +108,7 @@ def _teach(game: Game, party: Party) -> list[str]:
     return lines
 
 
-@action("combat", "reload", Reload, teach=_teach, record=RECORD,
+@action("combat", "reload", Reload, phase=ROUND, teach=_teach, record=RECORD,
         reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED, reasons.NO_ENCOUNTER,
                  reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.CANNOT_ACT,
                  reasons.UNKNOWN_WEAPON, reasons.NOT_WORN, reasons.NO_CLIP, reasons.ALREADY,

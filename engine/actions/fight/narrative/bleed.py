@@ -115,7 +115,7 @@ def bleed(game: Game, before: State, state: State, answers: list[Answer], ctx: T
     encounter = encounter.model_copy(update={"bleeding": tuple(clocks)})
     state = state.model_copy(update={"encounter": encounter})
     last = next((i for i in range(len(answers) - 1, -1, -1)
-                 if answers[i].ok and in_round(answers[i])), None)
+                 if in_round(answers[i])), None)
     if not bled or last is None:
         return state, answers
     told = answers[last]

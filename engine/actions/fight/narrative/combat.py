@@ -10,7 +10,7 @@ its ``start``, ``join``, ``end`` and ``attack`` here when the ruleset fights nar
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Protocol
@@ -78,7 +78,7 @@ from ....ruleset import Formula, parse_formula
 from ....ruleset.fight import Narrative, Overexertion, Technique
 from ...answers import Answer, accepted, refused
 from ...attrs import FIGHTER, TEXT
-from ...declare import Refusal, Request, action, attr, request
+from ...declare import FIRST, Refusal, Request, action, attr, request
 from ...examples import FOE, FOE_COUNT, FOE_NAMES, Party, example
 from ..hp0 import lost_if_none_stand, zero_meaning
 from . import bleed as bleeding
@@ -985,7 +985,7 @@ def _announce(state: State, encounter: Encounter, foe: Combatant, target: Combat
 
 
 def land(game: Game, before: State, state: State, answers: list[Answer],
-         ctx: TurnContext) -> tuple[State, list[Answer]]:
+         ctx: TurnContext, in_round: Callable[[Answer], bool]) -> tuple[State, list[Answer]]:
     """D100-PARTY-3/4, D100-DEF-1: after every hero of a round has acted, the strikes the
     foes announced in an earlier round land, in the order announced — each unless its foe
     is down, on the ally a hero stepped in for on that hero (D100-PARTY-6) — told at the end
@@ -997,7 +997,7 @@ def land(game: Game, before: State, state: State, answers: list[Answer],
         return state, answers
     due = [a for a in encounter.announced if a.round < encounter.round]
     last = next((i for i in range(len(answers) - 1, -1, -1)
-                 if answers[i].ok and _in_round(answers[i])), None)
+                 if in_round(answers[i]) or _narrative_act(answers[i])), None)
     if not due or last is None:
         return state, answers
     encounter = encounter.model_copy(update={"announced": tuple(
@@ -1042,19 +1042,20 @@ def land(game: Game, before: State, state: State, answers: list[Answer],
 
 
 def bleed(game: Game, before: State, state: State, answers: list[Answer],
-          ctx: TurnContext) -> tuple[State, list[Answer]]:
+          ctx: TurnContext, in_round: Callable[[Answer], bool]) -> tuple[State, list[Answer]]:
     """D100-PARTY-7: the bleeding-out clocks at the end of a round
     (engine/actions/fight/narrative/bleed.py)."""
-    return bleeding.bleed(game, before, state, answers, ctx, _in_round)
+    return bleeding.bleed(game, before, state, answers, ctx,
+                          lambda answer: in_round(answer) or _narrative_act(answer))
 
 
-def _in_round(answer: Answer) -> bool:
-    """Whether an answer is one of a round's: an attack, a defence or an item used (issue 26,
-    ITM-CLS: using an item is the hero's action of the round)."""
+def _narrative_act(answer: Answer) -> bool:
+    """What a narrative round counts besides every fight's acts: a defence (D100-DEF-2) and an
+    item used (ITM-CLS: using an item is the hero's action of the round)."""
     tag = answer.tag
     op = tag.attrs.get("op" if tag.kind == "combat" else "action", "").strip().lower()
-    return tag.kind == "attack" or (tag.kind == "combat" and op == "defend") or (
-        tag.kind == "inventory" and op == "use" and answer.record.get("used") is True)
+    return answer.ok and ((tag.kind == "combat" and op == "defend") or (
+        tag.kind == "inventory" and op == "use" and answer.record.get("used") is True))
 
 
 def _shielded(game: Game, state: State, encounter: Encounter, named: str) -> int | None:
@@ -1094,7 +1095,7 @@ DEFEND_RECORD = {"round": "the encounter's round", "who": "who defends",
                         "downed ally whose bleeding it stopped (D100-PARTY-7)"}
 
 
-@action("combat", "defend", Defend, record=DEFEND_RECORD,
+@action("combat", "defend", Defend, phase=FIRST, record=DEFEND_RECORD,
         reasons=(reasons.NO_COMBAT, reasons.UNSUPPORTED, reasons.NO_ENCOUNTER,
                  reasons.UNKNOWN_COMBATANT, reasons.DOWNED, reasons.ALREADY,
                  reasons.NOT_BLEEDING))
