@@ -86,13 +86,14 @@ def find_thing(game: Game, name: str, state: State | None = None) -> Thing | Non
 # Where each kind of stack sits in one bag, so finding the stacks a tag means costs the few
 # stacks of that kind, not the whole bag (issue 13: bags grow to hundreds of stacks). Keys:
 # ("name", case-folded name) for every stack, ("item", ref), ("coin", id) and ("shows", ref
-# a fake passes for) where the stack has them; values are positions in bag order. An index
+# a fake passes for) where the stack has them, ("equipped", "") and ("bound", "") where it is
+# (so what is worn can be read off the index alone); values are positions in bag order. An index
 # is only a shortlist: callers still test each candidate with the plain rule
 # (:func:`stack_matches`, :meth:`Stack.same_kind`), so it can never change what matches.
 # Built once, never mutated: a changed bag gets a new index, except that a bag whose stacks
 # differ from another's in their counts alone shares that bag's index object (add_to_bag
-# filling stacks, take_from_bag emptying none). So what depends on a bag's stacks but not
-# their counts may be remembered per index object (:func:`engine.rules.sheet.owned_items`).
+# filling stacks, take_from_bag emptying none). So a function of the index alone may be
+# remembered per index object (:func:`engine.rules.sheet.owned_items`).
 BagIndex = dict[tuple[str, str], tuple[int, ...]]
 
 MAX_INDEXED_BAGS = 64
@@ -112,6 +113,10 @@ def stack_keys(stack: Stack) -> list[tuple[str, str]]:
         keys.append(("coin", stack.coin))
     if stack.shows_as is not None:
         keys.append(("shows", stack.shows_as))
+    if stack.equipped:
+        keys.append(("equipped", ""))
+    if stack.bound:
+        keys.append(("bound", ""))
     return keys
 
 

@@ -35,7 +35,7 @@ from ..ruleset.formula import (
     dice_terms,
     references,
 )
-from .memo import IdentityMemo
+from .memo import remembered
 from .sheet import MAX_SHEET_NUMBER, SheetView, ability_modifier
 
 MAX_VALUE = MAX_SHEET_NUMBER  # what a formula computes is kept within ±this, as sheet values
@@ -155,27 +155,17 @@ def evaluate(formula: Formula | Node, resolve: Resolve, stream: Stream,
     return Evaluation(Fraction(exact), tuple(evaluator.rolls))
 
 
-_REFERENCES: IdentityMemo[tuple[Reference, ...]] = IdentityMemo(1024)
-
-
+@remembered(1024)
 def references_of(formula: Formula) -> tuple[Reference, ...]:
     """The ``@`` references of ``formula``, in the order written (remembered per formula: a
     turn action's ``attacks`` is asked on every attack, CMB-TURN-11)."""
-    found = _REFERENCES.get((formula,))
-    if found is not None:
-        return found
-    return _REFERENCES.put((formula,), references(formula.tree))
+    return references(formula.tree)
 
 
-_DICE: IdentityMemo[bool] = IdentityMemo(1024)
-
-
+@remembered(1024)
 def rolls_dice(formula: Formula) -> bool:
     """Whether ``formula`` has a dice term (remembered per formula)."""
-    found = _DICE.get((formula,))
-    if found is not None:
-        return found
-    return _DICE.put((formula,), bool(dice_terms(formula.tree)))
+    return bool(dice_terms(formula.tree))
 
 
 def sheet_reader(view: SheetView, given: Mapping[str, int | Fraction] | None = None) -> Resolve:

@@ -14,7 +14,7 @@ from ..dice import Stream, parse_dice, roll
 from ..ruleset import Item
 from ..ruleset.combat import Amount, StatRead
 from .game import CatalogItem, Game
-from .memo import IdentityMemo
+from .memo import remembered
 from .state import Stack
 
 
@@ -25,9 +25,14 @@ def can_be_worn(item: Item) -> bool:
 
 def item_is_worn(item: Item, stack: Stack) -> bool:
     """ITM-ISTAT-3: slots while equipped, binds while bound, both while both; else never."""
+    return worn_while(item, stack.equipped, stack.bound)
+
+
+def worn_while(item: Item, equipped: bool, bound: bool) -> bool:
+    """ITM-ISTAT-3 for a stack of ``item`` that is ``equipped`` and ``bound`` or not."""
     if not can_be_worn(item):
         return False
-    return (not item.slots or stack.equipped) and (item.binds is None or stack.bound)
+    return (not item.slots or equipped) and (item.binds is None or bound)
 
 
 def is_worn(entry: CatalogItem, stack: Stack) -> bool:
@@ -35,17 +40,12 @@ def is_worn(entry: CatalogItem, stack: Stack) -> bool:
     return item_is_worn(entry.item, stack)
 
 
+@remembered(4096)
 def effect_part(item: Item, which: str) -> Mapping[str, Any]:
     """An item's ``worn``/``carried``/``binds`` value as plain JSON keys, whatever model type
     the ruleset package gives it (one place to change when those keys get their own types).
     Read once per item and remembered (items are immutable); the mapping is read-only."""
-    parts = _PARTS.get((item,))
-    if parts is None:
-        parts = _PARTS.put((item,), {})
-    part = parts.get(which)
-    if part is None:
-        part = parts[which] = MappingProxyType(_dumped(getattr(item, which, None)))
-    return part
+    return MappingProxyType(_dumped(getattr(item, which, None)))
 
 
 def _dumped(value: Any) -> dict[str, Any]:
@@ -53,9 +53,6 @@ def _dumped(value: Any) -> dict[str, Any]:
         dumped: dict[str, Any] = value.model_dump(mode="json", by_alias=True, exclude_none=True)
         return dumped
     return dict(value) if isinstance(value, Mapping) else {}
-
-
-_PARTS: IdentityMemo[dict[str, Mapping[str, Any]]] = IdentityMemo(4096)
 
 
 def charges_max(item: Item) -> int | None:

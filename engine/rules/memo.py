@@ -7,18 +7,125 @@ with the objects it was computed from and reused only while *those very objects*
 about again. The memo holds the objects, so their ids cannot be reused by other objects while
 an entry lives; it is bounded and starts over when full. Results never depend on what is
 remembered, which keeps the engine pure.
+
+A rule function is memoised with :func:`remembered`, keyed on its own arguments: the key is
+everything the function is given, so changing the rule can never leave it incomplete.
+:class:`IdentityMemo` is the lower-level store for the incremental writers (a state's
+canonical JSON, the prompt's bag lines) that look up the *last* tuple seen beginning with a
+value and then check by identity how much of it the new one shares.
 """
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Iterable, Sequence
-from itertools import takewhile
-from typing import Generic, TypeVar
+from itertools import chain, takewhile
+from typing import Any, Generic, ParamSpec, Protocol, TypeVar, cast
 
 V = TypeVar("V")
 T = TypeVar("T")
 R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+P = ParamSpec("P")
+
+_KEYWORDS = object()  # in a held key, between the positional arguments and the keyword ones
+_MISSING = object()
+
+
+class Remembered(Protocol[P, R_co]):
+    """A function memoised by :func:`remembered`: called as the function, plus its bound."""
+
+    size: int
+    most: int
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
+
+    def clear(self) -> None: ...
+
+    def held(self) -> int:
+        """How many results are remembered now (never more than ``size``)."""
+        ...
+
+    def weight(self) -> int:
+        """What the results remembered now cost together, by ``weigh`` (0 without it)."""
+        ...
+
+    def calls(self) -> list[tuple[tuple[Any, ...], dict[str, Any], Any]]:
+        """The calls remembered now: (arguments, keyword arguments, result)."""
+        ...
+
+
+# Every function memoised with :func:`remembered`, so tests can check what each remembers.
+REMEMBERED: list[Remembered[..., Any]] = []
+
+
+def remembered(size: int, weigh: Callable[[Any], int] | None = None,
+               most: int = 0) -> Callable[[Callable[P, R]], Remembered[P, R]]:
+    """Memoise a pure function of immutable values on all its arguments, matched by identity.
+
+    A call is answered from memory only when every argument, positional and keyword, is the
+    very object an earlier call was given (equal but distinct objects are computed again,
+    which is never wrong). The entry holds the arguments, so their ids cannot be reused while
+    it lives. At most ``size`` results; ``weigh`` with ``most`` also bound what the results
+    cost together (a result heavier than ``most`` on its own is not remembered), for results
+    that grow with what they describe. When full it starts over.
+
+    Safe under threads without a lock, as :class:`IdentityMemo`: each lookup and store is one
+    dict operation, and a lost entry is only computed again.
+    """
+
+    def decorate(function: Callable[P, R]) -> Remembered[P, R]:
+        entries: dict[tuple[int, ...], tuple[tuple[object, ...], R]] = {}
+        weight = [0]  # what the results held cost together, by ``weigh``
+
+        @functools.wraps(function)
+        def memoised(*args: P.args, **kwargs: P.kwargs) -> R:
+            held: tuple[object, ...] = args
+            if kwargs:
+                held = (*args, _KEYWORDS, *chain.from_iterable(sorted(kwargs.items())))
+            key = tuple(map(id, held))
+            found = entries.get(key, _MISSING)
+            if found is not _MISSING:
+                return cast(tuple[tuple[object, ...], R], found)[1]
+            value = function(*args, **kwargs)
+            if weigh is not None:
+                cost = weigh(value)
+                if cost > most:
+                    return value
+                if weight[0] + cost > most:
+                    clear()
+                weight[0] += cost
+            if len(entries) >= size:
+                clear()
+            entries[key] = (held, value)
+            return value
+
+        def clear() -> None:
+            entries.clear()
+            weight[0] = 0
+
+        memoised_ = cast(Remembered[P, R], memoised)
+        memoised_.size = size
+        memoised_.most = most
+        memoised_.clear = clear  # type: ignore[method-assign]
+        memoised_.held = entries.__len__  # type: ignore[method-assign]
+        memoised_.weight = lambda: weight[0]  # type: ignore[method-assign]
+
+        def calls() -> list[tuple[tuple[Any, ...], dict[str, Any], Any]]:
+            found: list[tuple[tuple[Any, ...], dict[str, Any], Any]] = []
+            for held, value in list(entries.values()):
+                at = next((i for i, v in enumerate(held) if v is _KEYWORDS), len(held))
+                named = held[at + 1:]
+                keywords = {str(k): v for k, v in zip(named[::2], named[1::2], strict=True)}
+                found.append((held[:at], keywords, value))
+            return found
+
+        memoised_.calls = calls  # type: ignore[method-assign]
+        REMEMBERED.append(memoised_)
+        return memoised_
+
+    return decorate
 
 
 class IdentityMemo(Generic[V]):

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ruleset import Item, ValueRef
-from .bags import bag_index
+from .bags import BagIndex, bag_index
 from .game import Game
-from .items import can_be_worn, effect_part, item_is_worn
-from .memo import IdentityMemo
-from .state import Character, Stack, State
+from .items import can_be_worn, effect_part, item_is_worn, worn_while
+from .memo import remembered
+from .state import Character, InventedItem, Stack, State
 
 MAX_DERIVED_DEPTH = 64  # derived values may read each other; cycles are refused at load
 MAX_SHEET_NUMBER = 10**15  # what any value reference reads is kept within ±this
@@ -62,20 +62,24 @@ class Owned:
 def owned_items(game: Game, character: Character, state: State | None = None
                 ) -> tuple[Owned, ...]:
     """Every ruleset item (catalog, or invented when ``state`` is given) the character owns,
-    once each, in the bag order of its first stack. Remembered per bag index: checks ask this
-    again and again, mostly of bags that differ from the last one in counts alone, which
-    share its index (see ``engine.rules.bags.BagIndex``) and own the same items, worn the same."""
-    invented = state.invented if state is not None else None
-    bag = character.bag
-    index = bag_index(bag)
-    keys = (index, game, invented)
-    found = _OWNED.get(keys)
-    if found is not None:
-        return found
-    # The bag's index lists each item's stacks, so only the stacks of items that can be worn
-    # are looked at (issue 13: bags of hundreds of stacks holding a few kinds of thing).
+    once each, in the bag order of its first stack."""
+    return owned_in(game, bag_index(character.bag),
+                    state.invented if state is not None else None)
+
+
+@remembered(256)
+def owned_in(game: Game, index: BagIndex,
+             invented: tuple[InventedItem, ...] | None) -> tuple[Owned, ...]:
+    """:func:`owned_items` read off a bag's index alone, which lists each kind's stacks and
+    the equipped and bound ones. Remembered per index: checks ask this again and again, mostly
+    of bags that differ from the last one in counts alone, which share its index (see
+    ``engine.rules.bags.BagIndex``)."""
+    # Only the stacks of items that can be worn are looked at (bags of hundreds of stacks
+    # holding a few kinds of thing).
     firsts = sorted((positions[0], key[1]) for key, positions in index.items()
                     if key[0] == "item")
+    equipped = frozenset(index.get(("equipped", ""), ()))
+    bound = frozenset(index.get(("bound", ""), ()))
     owned: list[Owned] = []
     for _, ref in firsts:
         entry = game.items.get(ref)
@@ -86,13 +90,10 @@ def owned_items(game: Game, character: Character, state: State | None = None
             if made is None:
                 continue
             label, item = made.name, made.item
-        worn = can_be_worn(item) and any(item_is_worn(item, bag[i])
+        worn = can_be_worn(item) and any(worn_while(item, i in equipped, i in bound)
                                          for i in index[("item", ref)])
         owned.append(Owned(ref, label, item, worn))
-    return _OWNED.put(keys, tuple(owned))
-
-
-_OWNED: IdentityMemo[tuple[Owned, ...]] = IdentityMemo(256)
+    return tuple(owned)
 
 
 def _owned_items(game: Game, character: Character,
@@ -136,15 +137,18 @@ def effective_abilities(game: Game, character: Character | None,
 
 def _item_changes(game: Game, character: Character,
                   state: State | None) -> tuple[dict[str, float], dict[str, float]]:
-    """ITM-ABIL-1..3: what the active parts add to and set each ability to (Σadd, max(set)),
-    remembered per owned items (the same answer for every bag that owns the same)."""
-    owned = owned_items(game, character, state)
-    found = _CHANGES.get((owned,))
-    if found is not None:
-        return found
+    """ITM-ABIL-1..3: what the active parts add to and set each ability to (Σadd, max(set))."""
+    return _changes_by(owned_items(game, character, state))
+
+
+@remembered(256)
+def _changes_by(owned: tuple[Owned, ...]) -> tuple[dict[str, float], dict[str, float]]:
+    """:func:`_item_changes` of these owned items, remembered per owned items (the same answer
+    for every bag that owns the same)."""
     adds: dict[str, float] = {}
     sets: dict[str, float] = {}
-    for _, _, part in active_parts(game, character, state):
+    for item in owned:
+        part = effect_part(item.item, "worn" if item.worn else "carried")
         changes = part.get("abilities")
         if not isinstance(changes, Mapping):
             continue
@@ -157,10 +161,7 @@ def _item_changes(game: Game, character: Character,
             floor = change.get("set")
             if isinstance(floor, int | float) and not isinstance(floor, bool):
                 sets[ability] = max(sets.get(ability, floor), floor)
-    return _CHANGES.put((owned,), (adds, sets))
-
-
-_CHANGES: IdentityMemo[tuple[dict[str, float], dict[str, float]]] = IdentityMemo(256)
+    return adds, sets
 
 
 class SheetView:

@@ -24,7 +24,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from ..ruleset import Item
-from .memo import IdentityMemo, reuse_ends
+from .memo import IdentityMemo, remembered, reuse_ends
 from .trusted import set_fields
 
 STATE_FORMAT: Literal["gmtags-state/2"] = "gmtags-state/2"
@@ -517,14 +517,22 @@ def plain_canonical(state: State) -> str:
 # remembered by identity and a new state serialises only what changed (issue 12: a state of
 # 500 stacks took ~3.6 ms whole). Texts longer than MAX_REMEMBERED_TEXT (a character with its
 # bag, a whole state) are joined again from the remembered ones each time, so what is kept
-# stays small: at most _FRAGMENTS' bound of short texts, each with the value it belongs to,
+# stays small: at most canonical_fragment's bound of short texts, each with the value it belongs to,
 # and at most FRAGMENT_BYTES of them (issue 22: a character's text grows with its bag, so a
 # bound by number alone let a long-running stage's memory grow with its chats).
 MAX_REMEMBERED_TEXT = 4096
 FRAGMENT_BYTES = 2 << 20
 FRAGMENT_OVERHEAD = 256  # bytes an entry costs besides its text: the str, tuples, dict slot
-_FRAGMENTS: IdentityMemo[str] = IdentityMemo(
-    1 << 14, weigh=lambda text: len(text) + FRAGMENT_OVERHEAD, most=FRAGMENT_BYTES)
+
+
+def _fragment_cost(text: str) -> int:
+    """What remembering a fragment costs; a text longer than MAX_REMEMBERED_TEXT costs more
+    than all of them may, so it is never remembered."""
+    if len(text) > MAX_REMEMBERED_TEXT:
+        return FRAGMENT_BYTES + 1
+    return len(text) + FRAGMENT_OVERHEAD
+
+
 # The last tuple serialised that began with a given value, with its values' texts (all short
 # ones): a bag or the journal changes a few values in place or at the end, so a new tuple
 # reuses the texts of the values it shares at both ends with the last one (found by
@@ -532,14 +540,12 @@ _FRAGMENTS: IdentityMemo[str] = IdentityMemo(
 _LAST: IdentityMemo[tuple[tuple[StateModel, ...], list[str]]] = IdentityMemo(1 << 8)
 
 
+@remembered(1 << 14, weigh=_fragment_cost, most=FRAGMENT_BYTES)
 def canonical_fragment(model: StateModel) -> str:
     """A state value's canonical JSON: its own fields dumped, its state-value fields (and
     tuples of them) joined from their remembered fragments. Keys sort as ``json.dumps`` sorts
     them, and a nested value dumps to the same text on its own as inside its parent, so the
     text is exactly the whole value's ``json.dumps``."""
-    found = _FRAGMENTS.get((model,))
-    if found is not None:
-        return found
     parts: dict[str, str] = {}  # by JSON key
     nested: set[str] = set()  # by field name
     for name, key in _nesting_fields(type(model)):
@@ -558,8 +564,6 @@ def canonical_fragment(model: StateModel) -> str:
         # what the model always writes (State's ``encounter``) may stand in ``own`` as well
         parts.update((key, _dumps(value)) for key, value in own.items() if key not in parts)
         text = "{" + ",".join(_key(key) + parts[key] for key in sorted(parts)) + "}"
-    if len(text) <= MAX_REMEMBERED_TEXT:
-        _FRAGMENTS.put((model,), text)
     return text
 
 

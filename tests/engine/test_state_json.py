@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from engine import load_ruleset, start_state
 from engine.rules.state import (
-    _FRAGMENTS,
     Character,
     JournalEntry,
     Place,
@@ -85,7 +84,7 @@ def test_canonical_json_is_the_whole_states_json_dumps_after_any_changes(
         assert state.canonical() == plain(state)
         history.append(state)
         if isinstance(value, int) and value % 3 == 0:  # an older state, its texts forgotten:
-            _FRAGMENTS.clear()  # built from the last tuples serialised, which differ from it
+            canonical_fragment.clear()  # built from the last tuples serialised, which differ from it
             older = history[value % len(history)]
             assert older.canonical() == plain(older)
         assert canonical_fragment(state.characters[0]) == json.dumps(

@@ -15,7 +15,7 @@ from ...ruleset.effects import Effects, Requirement
 from ...ruleset.items import Item
 from ...ruleset.sheet import Condition
 from ..game import Game
-from ..memo import IdentityMemo
+from ..memo import remembered
 from ..sheet import SheetView, owned_items
 from ..state import Character, State
 from ..tracks import wound_penalties
@@ -84,17 +84,11 @@ def _requirements(value: Any) -> Iterator[Requirement]:
             continue
 
 
-_CONDITIONS: IdentityMemo[Effects | None] = IdentityMemo(4096)
-
-
+@remembered(4096)
 def _condition_part(condition: Condition) -> Effects | None:
     """A condition read as a ``worn``-style part, built once per ruleset condition."""
-    found = _CONDITIONS.get((condition,))
-    if found is not None:
-        return found
     dumped = condition.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return _CONDITIONS.put((condition,), _effects(
-        {k: v for k, v in dumped.items() if k not in ("id", "label")}))
+    return _effects({k: v for k, v in dumped.items() if k not in ("id", "label")})
 
 
 def sources(game: Game, state: State, character: Character,
@@ -128,15 +122,10 @@ def sources(game: Game, state: State, character: Character,
                 yield item.label, requirement.otherwise
 
 
-_ITEM_PARTS: IdentityMemo[tuple[Effects | None, Effects | None]] = IdentityMemo(4096)
-
-
+@remembered(4096)
 def _item_part(item: Item, worn: bool) -> Effects | None:
     """The item's ``worn`` or ``carried`` part read as Effects, read once per item."""
-    parts = _ITEM_PARTS.get((item,))
-    if parts is None:
-        parts = _ITEM_PARTS.put((item,), (_effects(item.worn), _effects(item.carried)))
-    return parts[0] if worn else parts[1]
+    return _effects(item.worn if worn else item.carried)
 
 
 def _concerns(scope_skills: list[str] | None, scope_saves: list[str] | None, kind: CheckKind,

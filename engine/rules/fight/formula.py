@@ -27,9 +27,9 @@ from ..formula import (
     sheet_reader,
 )
 from ..game import Game
-from ..memo import IdentityMemo
+from ..memo import remembered
 from ..sheet import SheetView
-from ..state import Combatant, Encounter, State
+from ..state import Character, Combatant, Encounter, State
 from ..tracks import health_pool, track_max, track_value
 from .zero_hp import is_dead
 
@@ -209,22 +209,29 @@ def attacks_allowed(action: TurnAction, view: SheetView, stream: Stream) -> int:
 def attack_counts(action: TurnAction, view: SheetView, stream: Stream) -> tuple[int, int]:
     """CMB-TURN-9..11: ``per`` (the uses of ``action`` a round) and ``attacks`` (each use's
     attacks, 0 without ``attacks``) for ``view``'s hero, never below 0. Formulas without dice
-    read the same on the same sheet (its character, the invented items, the game), so they
-    are remembered for it: this is asked on every attack."""
-    invented = view.state.invented if view.state is not None else None
-    keys = (view.character, action, view.game, invented, view.items_apply)
-    known = _COUNTS.get(keys)
-    if known is not None:
-        return known
+    read the same on the same sheet, so they are remembered for it: this is asked on every
+    attack."""
+    if rolls_dice(action.per) or (action.attacks is not None and rolls_dice(action.attacks)):
+        return _counts(action, view, stream)  # dice: a new number each round
+    return _counts_without_dice(action, view.game, view.character, view.state, view.items_apply)
+
+
+def _counts(action: TurnAction, view: SheetView, stream: Stream) -> tuple[int, int]:
     per = max(evaluate(action.per, sheet_reader(view), stream).value, 0)
     each = largest_per_class(view, action.attacks, stream) if action.attacks is not None else 0
-    counts = (per, max(each, 0))
-    if rolls_dice(action.per) or (action.attacks is not None and rolls_dice(action.attacks)):
-        return counts  # dice: a new number each round
-    return _COUNTS.put(keys, counts)
+    return per, max(each, 0)
 
 
-_COUNTS: IdentityMemo[tuple[int, int]] = IdentityMemo(256)
+# What the formulas without dice are evaluated with: they draw nothing from it.
+_NO_DICE = Stream("", (), "combat/attack-counts")
+
+
+@remembered(256)
+def _counts_without_dice(action: TurnAction, game: Game, character: Character | None,
+                         state: State | None, items_apply: bool) -> tuple[int, int]:
+    """:func:`attack_counts` of an action whose formulas roll no dice, on the sheet these
+    make."""
+    return _counts(action, SheetView(game, character, state, items_apply), _NO_DICE)
 
 
 @dataclass(frozen=True, slots=True)

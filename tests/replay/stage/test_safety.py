@@ -615,7 +615,7 @@ def test_remembered_fragments_are_bounded_in_bytes_as_well_as_number() -> None:
     assert memo.get((held[-1],)) == "x" * 30
     memo.put((held[0],), "y" * 101)  # heavier than the bound alone: not remembered
     assert memo.get((held[0],)) is None
-    assert state_module._FRAGMENTS.most == state_module.FRAGMENT_BYTES
+    assert state_module.canonical_fragment.most == state_module.FRAGMENT_BYTES
 
 
 # --- finding 10: one regex hides every answered tag in SillyTavern --------------------------------
