@@ -96,10 +96,11 @@ def owned_in(game: Game, index: BagIndex,
     return tuple(owned)
 
 
-def _owned_items(game: Game, character: Character,
-                 state: State | None) -> Iterator[tuple[str, Item, Stack]]:
+def _owned_items(game: Game, character: Character, invented: tuple[InventedItem, ...] | None
+                 ) -> Iterator[tuple[str, Item, Stack]]:
     """Every stack of a ruleset item in the bag (catalog or invented), with its item."""
-    items = {owned.ref: owned.item for owned in owned_items(game, character, state)}
+    items = {owned.ref: owned.item
+             for owned in owned_in(game, bag_index(character.bag), invented)}
     for stack in character.bag:
         if stack.item is not None and stack.item in items:
             yield stack.item, items[stack.item], stack
@@ -120,11 +121,17 @@ def effective_abilities(game: Game, character: Character | None,
 
     ``score = max(score + Σadd, max(set))``, then the ability's own ``min``/``max`` clamp it.
     """
+    return _abilities_with(game, character, state.invented if state is not None else None)
+
+
+def _abilities_with(game: Game, character: Character | None,
+                    invented: tuple[InventedItem, ...] | None) -> dict[str, float]:
+    """:func:`effective_abilities` with the items the GM invented given alone."""
     scores: dict[str, float] = {row.id: row.default for row in game.ruleset.sheet.abilities}
     if character is None:
         return scores
     scores.update(character.abilities)
-    adds, sets = _item_changes(game, character, state)
+    adds, sets = _changes_by(owned_in(game, bag_index(character.bag), invented))
     for row in game.ruleset.sheet.abilities:
         if row.id not in adds and row.id not in sets:
             continue
@@ -135,16 +142,11 @@ def effective_abilities(game: Game, character: Character | None,
     return scores
 
 
-def _item_changes(game: Game, character: Character,
-                  state: State | None) -> tuple[dict[str, float], dict[str, float]]:
-    """ITM-ABIL-1..3: what the active parts add to and set each ability to (Σadd, max(set))."""
-    return _changes_by(owned_items(game, character, state))
-
-
 @remembered(256)
 def _changes_by(owned: tuple[Owned, ...]) -> tuple[dict[str, float], dict[str, float]]:
-    """:func:`_item_changes` of these owned items, remembered per owned items (the same answer
-    for every bag that owns the same)."""
+    """ITM-ABIL-1..3: what the active parts of these owned items add to and set each ability
+    to (Σadd, max(set)), remembered per owned items (the same answer for every bag that owns
+    the same)."""
     adds: dict[str, float] = {}
     sets: dict[str, float] = {}
     for item in owned:
@@ -168,10 +170,14 @@ class SheetView:
     """One character's sheet as the ruleset declares it, with the character's own values."""
 
     def __init__(self, game: Game, character: Character | None, state: State | None = None,
-                 items_apply: bool = True) -> None:
+                 items_apply: bool = True,
+                 invented: tuple[InventedItem, ...] | None = None) -> None:
         self.game = game
         self.character = character  # None reads an empty sheet (ITM-BIND-2, ITM-ISTAT-18)
-        self.state = state  # for the items the GM invented (ITM-PROP-22)
+        self.state = state
+        # The items the GM invented (ITM-PROP-22), all the sheet reads of the state: the
+        # state's, or given alone by a caller whose answer is remembered without a state.
+        self.invented = state.invented if state is not None else invented
         # ITM-ABIL-4: items change abilities before the sheet is computed; ITM-ABIL-6: pool and
         # track maxima (and binding.max, carry) read the sheet alone.
         self.items_apply = items_apply
@@ -180,7 +186,7 @@ class SheetView:
     def ability_score(self, ability: str) -> float:
         if self.items_apply and self.character is not None:
             if self._abilities is None:
-                self._abilities = effective_abilities(self.game, self.character, self.state)
+                self._abilities = _abilities_with(self.game, self.character, self.invented)
             if ability in self._abilities:
                 return self._abilities[ability]
         if self.character is not None and ability in self.character.abilities:
@@ -192,7 +198,7 @@ class SheetView:
 
     def unchanged(self) -> SheetView:
         """The same character's sheet without what items change (ITM-ABIL-6)."""
-        return SheetView(self.game, self.character, self.state, items_apply=False)
+        return SheetView(self.game, self.character, self.state, False, self.invented)
 
     def field(self, field: str) -> float:
         value: Any = self.character.fields.get(field) if self.character else None
@@ -237,7 +243,7 @@ class SheetView:
         """ITM-ISTAT-14/16: the ruleset items (catalog or invented) in the character's bag."""
         if self.character is None:
             return
-        for _, item, stack in _owned_items(self.game, self.character, self.state):
+        for _, item, stack in _owned_items(self.game, self.character, self.invented):
             yield item, stack
 
     def item_stat(self, spec: dict[str, Any]) -> float:

@@ -29,7 +29,7 @@ from ..formula import (
 from ..game import Game
 from ..memo import remembered
 from ..sheet import SheetView
-from ..state import Character, Combatant, Encounter, State
+from ..state import Character, Combatant, Encounter, InventedItem, State
 from ..tracks import health_pool, track_max, track_value
 from .zero_hp import is_dead
 
@@ -213,7 +213,8 @@ def attack_counts(action: TurnAction, view: SheetView, stream: Stream) -> tuple[
     attack."""
     if rolls_dice(action.per) or (action.attacks is not None and rolls_dice(action.attacks)):
         return _counts(action, view, stream)  # dice: a new number each round
-    return _counts_without_dice(action, view.game, view.character, view.state, view.items_apply)
+    return _counts_without_dice(action, view.game, view.character, view.invented,
+                                view.items_apply)
 
 
 def _counts(action: TurnAction, view: SheetView, stream: Stream) -> tuple[int, int]:
@@ -228,10 +229,12 @@ _NO_DICE = Stream("", (), "combat/attack-counts")
 
 @remembered(256)
 def _counts_without_dice(action: TurnAction, game: Game, character: Character | None,
-                         state: State | None, items_apply: bool) -> tuple[int, int]:
+                         invented: tuple[InventedItem, ...] | None,
+                         items_apply: bool) -> tuple[int, int]:
     """:func:`attack_counts` of an action whose formulas roll no dice, on the sheet these
-    make."""
-    return _counts(action, SheetView(game, character, state, items_apply), _NO_DICE)
+    make. The sheet reads no more of the state than its invented items, so the answer is
+    remembered across the states of a fight, not for each."""
+    return _counts(action, SheetView(game, character, None, items_apply, invented), _NO_DICE)
 
 
 @dataclass(frozen=True, slots=True)
