@@ -39,7 +39,6 @@ from starlette.routing import Route
 
 from engine.rules import state as state_module
 from engine.rules.memo import IdentityMemo
-from replay import cache as cache_module
 from replay import replay
 from replay.cache import (
     DEFAULT_CACHE_MB,
@@ -53,6 +52,7 @@ from replay.cache import (
     fold_turns,
     store_usage,
 )
+from replay.cache import snapshots as cache_module
 from replay.files import load_party, load_ruleset
 from replay.formats.openai import read_turns
 from replay.record import answered_form, answered_tags, read_source

@@ -11,7 +11,6 @@ from helpers import harrow, harrow_party
 from stage_servers import RedisServer, free_port
 
 from engine import Game, State
-from replay import cache as cache_module
 from replay import replay
 from replay.cache import (
     ENTRY_OVERHEAD,
@@ -21,6 +20,7 @@ from replay.cache import (
     Store,
     fold_turns,
 )
+from replay.cache import snapshots as cache_module
 from replay.formats import transcript_from_openai
 from replay.formats.openai import read_turns
 from replay.transcript import Turn
