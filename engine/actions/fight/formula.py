@@ -91,7 +91,7 @@ from .felled import fell, struck_events
 from .hp0 import downed, lost_if_none_stand
 from .pool import Aim, FoeAim, pool_foe, pool_foe_attack, pool_hero, pool_strike
 from .react import react_to_hit, sustain_after_damage  # issue 25: reactions, sustain
-from .requests import OUTCOMES, End, Join, Start, Strike
+from .requests import OUTCOMES, End, FormulaStrike, Join, Start, Strike
 from .use_teach import teach_use_in_fight
 from .victory import won
 from .volley import VOLLEY, named_targets, too_many, volley
@@ -404,7 +404,8 @@ def fighters(game: Game, state: State, request: Strike) -> Fighters | Refusal:
     return Fighters(encounter, me, target, [o for o in others if isinstance(o, int)])
 
 
-def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
+def attack(game: Game, state: State, request: FormulaStrike,
+           ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= target= with= action= range=]``: one formula-combat attack, of a hero
     on a foe or of a foe on a hero (CMB-ATK-A1..A7, CMB-ATK-7)."""
     found = fighters(game, state, request)
@@ -454,7 +455,7 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
                    arming)
 
 
-def _volley_strike(game: Game, state: State, encounter: Encounter, request: Strike,
+def _volley_strike(game: Game, state: State, encounter: Encounter, request: FormulaStrike,
                    ctx: TurnContext, hero_at: tuple[int, int], target: int,
                    armed: tuple[Stack, Item, Attack] | None, budget: str, arming: Arming,
                    free: bool) -> tuple[State, Answer]:
@@ -502,9 +503,10 @@ def roll_attack(game: Game, view: SheetView, name: str, modifier: int, defence: 
     return rolled, hit_result(int(rolled.value), rolled.critical, defence), key
 
 
-def hero_strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx: TurnContext,
-            hero_at: tuple[int, int], target: int, armed: tuple[Stack, Item, Attack] | None,
-            budget: str, arming: Arming = PLAIN) -> tuple[State, Answer]:
+def hero_strike(game: Game, state: State, encounter: Encounter, request: FormulaStrike,
+                ctx: TurnContext, hero_at: tuple[int, int], target: int,
+                armed: tuple[Stack, Item, Attack] | None, budget: str,
+                arming: Arming = PLAIN) -> tuple[State, Answer]:
     """A hero's strike on a foe, made as ``arming`` says (its mode, the off hand)."""
     rule = combat_of(game).attack
     assert rule is not None
@@ -629,7 +631,7 @@ def hero_strike(game: Game, state: State, encounter: Encounter, request: Strike,
     return answered(request, next_state, record, text + words, events, notes, ctx)
 
 
-def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
+def _foe_attack(game: Game, state: State, encounter: Encounter, request: FormulaStrike,
                 ctx: TurnContext, me: int, target: int) -> tuple[State, Answer]:
     """CMB-ATK-7, CMB-ATK-A1..A7: a foe's strike on a hero — the same attack check, its
     template's ``attack`` added, against the hero's defence; its template's ``damage``
