@@ -650,7 +650,7 @@ def test_the_readme_commands_are_the_harness_s_own():
     section = readme.split("### A real model at the table", 1)[1].split("\n## ", 1)[0]
     commands = [line.split("#", 1)[0].split() for line in section.splitlines()
                 if line.startswith(".venv/bin/python benchmarks/model_game.py")]
-    assert len(commands) == 3
+    assert len(commands) == 4
     known = {p.stem for p in players.PLAYERS.glob("*.json")}
     for command in commands:
         args = cli.parser().parse_args(command[2:])
