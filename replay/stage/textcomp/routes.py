@@ -28,10 +28,10 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from ..app import GameFolder, Prepared
 
 log = logging.getLogger("gmtags.stage")
+T = TypeVar("T")
 PASSTHROUGH = "X-Gmtags-Passthrough"  # the header that says why a reply was not played
 
 
@@ -166,13 +167,20 @@ class TextRoutes:
 
     # -- passed through --
 
-    async def passed(self, request: Request, backend: Backend, route: str) -> Response:
-        """A route gmtags does not change: the request and the answer as they are."""
-        began = time.perf_counter()
+    def _folder(self, request: Request, backend: Backend, began: float) -> GameFolder | Response:
+        """The game asked for (the key checked), or the error in the backend's shape."""
         folder = self.tools.game(request)
         if isinstance(folder, Response):
             self.tools.access(request, folder.status_code, began)
             return self.reshaped(backend, folder)
+        return folder
+
+    async def passed(self, request: Request, backend: Backend, route: str) -> Response:
+        """A route gmtags does not change: the request and the answer as they are."""
+        began = time.perf_counter()
+        folder = self._folder(request, backend, began)
+        if isinstance(folder, Response):
+            return folder
         response = await self._through(request, backend, route, None)
         self.tools.access(request, response.status_code, began)
         return response
@@ -188,16 +196,11 @@ class TextRoutes:
                 return self.failed(backend, 413, str(failure), "body_too_large")
         headers = {PASSTHROUGH: why} if why else {}
         deadline = self.tools.deadline()
-        try:
-            reply = await unless_gone(request, within(deadline, self.tools.client.send(
-                request.method, self.tools.root.endpoint(route), self.tools.headers(request),
-                raw or None)))
-        except ClientGone:
-            return Response(status_code=499)
-        except DeadlinePassed:
-            return self.late(backend)
-        except UpstreamFailure as failure:
-            return self.unreachable(backend, failure)
+        reply = await self._asked(request, backend, deadline, self.tools.client.send(
+            request.method, self.tools.root.endpoint(route), self.tools.headers(request),
+            raw or None))
+        if isinstance(reply, Response):
+            return reply
         kind = reply.headers.get("content-type", "")
         if reply.media_type == "text/event-stream":
             return StreamingResponse(self._bytes(reply, deadline), status_code=reply.status,
@@ -213,6 +216,19 @@ class TextRoutes:
             await reply.close()
         return Response(content, status_code=reply.status,
                         media_type=kind or "application/json", headers=headers)
+
+    async def _asked(self, request: Request, backend: Backend, deadline: Deadline,
+                     work: Coroutine[Any, Any, T]) -> T | Response:
+        """``work``, a request to the model server; or the response that says why not: the
+        client left (499), the deadline passed, the server cannot be reached."""
+        try:
+            return await unless_gone(request, within(deadline, work))
+        except ClientGone:
+            return Response(status_code=499)
+        except DeadlinePassed:
+            return self.late(backend)
+        except UpstreamFailure as failure:
+            return self.unreachable(backend, failure)
 
     @staticmethod
     async def _bytes(reply: ModelReply, deadline: Deadline) -> AsyncIterator[bytes]:
@@ -230,10 +246,9 @@ class TextRoutes:
 
     async def complete(self, request: Request, backend: Backend, route: str) -> Response:
         began = time.perf_counter()
-        folder = self.tools.game(request)
+        folder = self._folder(request, backend, began)
         if isinstance(folder, Response):
-            self.tools.access(request, folder.status_code, began)
-            return self.reshaped(backend, folder)
+            return folder
         try:
             raw = await read_request(request, self.tools.max_body)
         except InputError as failure:
@@ -318,15 +333,11 @@ class TextRoutes:
             return StreamingResponse(self._relay(reply, play, deadline),
                                      media_type="text/event-stream",
                                      headers={"cache-control": "no-cache"})
-        try:
-            status, kind, raw = await unless_gone(request, within(deadline, read_reply(
-                self.tools.client, "POST", url, content, headers, deadline)))
-        except ClientGone:
-            return Response(status_code=499)
-        except DeadlinePassed:
-            return self.late(backend)
-        except UpstreamFailure as failure:
-            return self.unreachable(backend, failure)
+        whole = await self._asked(request, backend, deadline, read_reply(
+            self.tools.client, "POST", url, content, headers, deadline))
+        if isinstance(whole, Response):
+            return whole
+        status, kind, raw = whole
         if status != 200:
             log.warning("model server: answered %d", status)
             return Response(raw, status_code=status, media_type=kind or "application/json")
@@ -347,15 +358,10 @@ class TextRoutes:
                     headers: dict[str, str], deadline: Deadline) -> ModelReply | Response:
         """The model's streamed answer once it sent a 200, or the response that says why
         not (its own error passed on as it wrote it)."""
-        try:
-            reply = await unless_gone(request, within(deadline, self.tools.client.send(
-                "POST", url, headers, content)))
-        except ClientGone:
-            return Response(status_code=499)
-        except DeadlinePassed:
-            return self.late(backend)
-        except UpstreamFailure as failure:
-            return self.unreachable(backend, failure)
+        reply = await self._asked(request, backend, deadline, self.tools.client.send(
+            "POST", url, headers, content))
+        if isinstance(reply, Response):
+            return reply
         if reply.status != 200:
             try:
                 raw = await within(deadline, read_body(reply, deadline))
