@@ -32,10 +32,8 @@ from .attrs import FIGHTERS, HELD, WHO, read_character
 from .checks import skill_check
 from .checks.pipeline import value_check
 from .declare import Read, Refusal, Request, action, attr, request
-from .fight_narrative_use import FIGHT_REASONS as NARRATIVE_REASONS
-from .fight_narrative_use import FIGHT_RECORD as NARRATIVE_RECORD
-from .fight_narrative_use import narrative_use
-from .fight_use import FIGHT_REASONS, FIGHT_RECORD, Outside, aimed, in_fight, use_in_fight
+from .fight import KIND_USE_REASONS, KIND_USE_RECORD, kind_of, uses_in_round
+from .fight.use import FIGHT_REASONS, FIGHT_RECORD, Outside, aimed, use_in_fight
 
 
 def pool_max(game: Game, character: Character, state: State, pool: str) -> int:
@@ -152,8 +150,8 @@ def _roll_gate(game: Game, state: State, who: int, item: Item, stack: Stack, ctx
         success = bool(answer.record.get("success"))
         total, rolls = answer.record.get("total", 0), answer.record.get("rolls", [])
     shown = f"{total:g}" if isinstance(total, float) else str(total)
-    record = {"gate": "passed" if success else "failed", "gate_total": total, "gate_dc": dc,
-              "gate_rolls": rolls}
+    record = {"gate": "passed" if success else "failed", "gateTotal": total, "gateDc": dc,
+              "gateRolls": rolls}
     return success, f"{label} check {shown} against {dc}, failed", record
 
 
@@ -281,7 +279,7 @@ def _spend(game: Game, state: State, item: Item, bag: list[Stack], index: int,
     breaks = item.charges.breaks_on
     if left == 0 and breaks is not None:  # ITM-BRK-1
         face = ctx.stream(kind, "use/breaks").die(breaks.die)
-        outcome.record["breaks_roll"] = face
+        outcome.record["breaksRoll"] = face
         if face <= breaks.at_most:
             bag.pop(index)
             outcome.record["broke"] = True
@@ -310,23 +308,23 @@ USE_RECORD = {
     "who": "who used it", "item": "the item's reference", "name": "the item's name",
     "used": "whether its use did something (ITM-OUT-16: an item without one is only named)",
     "gate": "passed or failed: the check before the use (ITM-GATE-1..8)",
-    "gate_total": "the gate check's total", "gate_dc": "its difficulty",
-    "gate_rolls": "its dice", "healed": "health given back", "temporary": "temporary "
+    "gateTotal": "the gate check's total", "gateDc": "its difficulty",
+    "gateRolls": "its dice", "healed": "health given back", "temporary": "temporary "
     "points kept", "restored": "a pool given back", "closed": "wound marks closed",
     "hits": "outside a fight an attack hits nobody", "left": "uses or items left",
-    "charges": "charges left", "breaks_roll": "the break die", "broke": "it broke (ITM-BRK-4)",
-    "player_message": "the Use button: what the player says",
-    "item_used": "the Use button: the [item_used] line",
+    "charges": "charges left", "breaksRoll": "the break die", "broke": "it broke (ITM-BRK-4)",
+    "playerMessage": "the Use button: what the player says",
+    "itemUsed": "the Use button: the [item_used] line",
     **FIGHT_RECORD,  # issue 25: an item used in a formula fight (spec/items.md §13)
-    **NARRATIVE_RECORD,  # issue 26: an item used in a narrative fight (ITM-CLS-1..19)
+    **KIND_USE_RECORD,  # an item used in a fight of a kind with its own answer (ITM-CLS-1..19)
 }
 USE_REASONS = (reasons.NOT_HELD, reasons.NOT_WORN, reasons.NO_USE_LEFT, reasons.NO_DIFFICULTY,
-               *dict.fromkeys((*FIGHT_REASONS, *NARRATIVE_REASONS)))
+               *dict.fromkeys((*FIGHT_REASONS, *KIND_USE_REASONS)))
 
 
 def _helped(game: Game, state: State, who: int, use: Use, ctx: TurnContext,
             kind: str) -> tuple[Character, dict[str, Any], list[str]]:
-    """ITM-OUT-3/4 inside a fight (engine/actions/fight_use.py): what a heal and its temporary
+    """ITM-OUT-3/4 inside a fight (engine/actions/fight/use.py): what a heal and its temporary
     points give hero ``who`` — the new character, the record and the words."""
     character = state.characters[who]
     outcome = _Outcome(pools=dict(character.pools), conditions=list(character.conditions),
@@ -339,22 +337,23 @@ def _helped(game: Game, state: State, who: int, use: Use, ctx: TurnContext,
 def _spent_in_fight(game: Game, state: State, item: Item, bag: list[Stack], index: int,
                     ctx: TurnContext, kind: str) -> dict[str, Any]:
     """ITM-OUT-8 inside a fight: the item or its charges spent from ``bag`` as out of one;
-    the record (``left``, ``breaks_roll``, ``broke``)."""
+    the record (``left``, ``breaksRoll``, ``broke``)."""
     outcome = _Outcome(pools={}, conditions=[])
     _spend(game, state, item, bag, index, ctx, kind, outcome)
     return outcome.record
 
 
 OUTSIDE = Outside(gate=_roll_gate, helps=_helped, spend=_spent_in_fight)
-"""What a use in a fight does as one outside it (engine/actions/fight_use.py)."""
+"""What a use in a fight does as one outside it (engine/actions/fight/use.py)."""
 
 
 def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
              kind: str) -> tuple[State, Answer, str | None]:
     """ITM-OUT-2..13: use ``item=`` for ``who=``; the new state, the answer, and the player's
     message for the Use button (``I use my Poultice.``, ITM-OUT-14/16)."""
-    if state.encounter is not None and state.encounter.kind == "narrative":  # issue 26
-        return narrative_use(game, state, request, ctx, kind)
+    own = kind_of(game).use_item if state.encounter is not None else None
+    if own is not None:  # a kind with its own answer to an item used in its fight (ITM-CLS)
+        return own(game, state, request, ctx, kind)
     tag, name, who = request.tag, request.item, request.who
     character = state.characters[who]
     found = _matching(game, state, character, name)
@@ -376,9 +375,9 @@ def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
         code, words = next(why for _, why in refusals if why is not None)
         return state, refused(tag, code, f"{words}; nothing was used."), spoken
     index = usable[0]
-    if in_fight(game, state) and (aimed(item.use) or request.target.strip()):
+    if uses_in_round(game, state) and (aimed(item.use) or request.target.strip()):
         # §13: a use aimed at the other side, or at target=, acts in the formula fight on now
-        # (engine/actions/fight_use.py); a helping use without target= is answered as out of
+        # (engine/actions/fight/use.py); a helping use without target= is answered as out of
         # one, as the recorded corpus pins (a friend's potion poured into a downed hero)
         found_at = (who, index, item, item_label(game, character.bag[index]))
         new_state, answer = use_in_fight(game, state, request, found_at, request.target, ctx,
@@ -427,7 +426,7 @@ def acts_in_fight(game: Game, state: State, tag: Tag) -> bool:
     """§13: whether ``[inventory: action="use"]`` acts in the formula fight on now (its user's
     budget spent, in the round's initiative order): a use aimed at the other side, or one
     that names ``target=``; any other use is answered as out of a fight (§21)."""
-    if not in_fight(game, state):
+    if not uses_in_round(game, state):
         return False
     if (tag.get("target") or "").strip():
         return True
@@ -470,17 +469,17 @@ def _target_note(request: UseItem, answer: Answer) -> Answer:
 @action("event", "use", UseItem, record=USE_RECORD, reasons=USE_REASONS)
 def use_event(game: Game, state: State, request: UseItem,
               ctx: TurnContext) -> tuple[State, Answer]:
-    """The host's Use button (ITM-OUT-2, ITM-OUT-14/16): ``player_message`` is what the player
-    says, ``item_used`` the line of the ``[item_used]`` block (absent for an item without
+    """The host's Use button (ITM-OUT-2, ITM-OUT-14/16): ``playerMessage`` is what the player
+    says, ``itemUsed`` the line of the ``[item_used]`` block (absent for an item without
     ``use``)."""
     new_state, answer, spoken = use_item(game, state, request, ctx, "event")
     answer = _target_note(request, answer)
     if spoken is None:
         return new_state, answer
-    record = {**answer.record, "player_message": spoken}
+    record = {**answer.record, "playerMessage": spoken}
     update: dict[str, Any] = {"record": record}
     if answer.ok and answer.record.get("used") is True:
-        record["item_used"] = answer.text
+        record["itemUsed"] = answer.text
     elif answer.ok:  # ITM-OUT-16: only the player's words, no [item_used] block
         update["text"] = spoken
     return new_state, answer.model_copy(update=update)

@@ -22,7 +22,7 @@ from engine.actions.checks import outcomes as tiers
 from engine.actions.checks import sum as dice_sum
 from engine.rules import reasons
 from engine.rules.checks.read import CheckRead
-from engine.rules.outcome import (
+from engine.rules.fight.outcome import (
     READINGS,
     exchange,
     grade_effect,
@@ -36,7 +36,7 @@ from engine.rules.sheet import SheetView
 from engine.rules.state import State
 from engine.ruleset.fight import EFFECTS, POSITIONS, OutcomeRule, TierReading
 from engine.ruleset.resolution import Outcomes, SumResolution
-from engine.text.fight import combat_block
+from engine.text.fight.block import combat_block
 
 DOCUMENT = fixture_json("rulesets/outcome-2d6.json")
 GAME = load_ruleset(DOCUMENT)
@@ -267,8 +267,8 @@ def test_cmb_outc_3_a_failures_harm_comes_off_max_health_temporary_first(positio
         if hit.record["tier"] == "miss":
             break
     assert hit.record["harmLevel"] == POSITIONS.index(position) + 1
-    assert hit.record["harmShare"] == str([Fraction(1, 4), Fraction(1, 2),
-                                           Fraction(4, 5)][POSITIONS.index(position)])
+    assert hit.record["harmShare"] == [{"num": 1, "den": 4}, {"num": 1, "den": 2},
+                                       {"num": 4, "den": 5}][POSITIONS.index(position)]
     assert (hit.record["damage"], hit.record["hp"]) == (points, 10 - points)
     assert f"Ada suffers level-{hit.record['harmLevel']} harm, {points} (" in hit.text
     assert f"damage:Ada:{points}" in hit.record["events"]
