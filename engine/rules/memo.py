@@ -30,7 +30,6 @@ R_co = TypeVar("R_co", covariant=True)
 P = ParamSpec("P")
 
 _KEYWORDS = object()  # in a held key, between the positional arguments and the keyword ones
-_MISSING = object()
 
 
 class Remembered(Protocol[P, R_co]):
@@ -76,18 +75,25 @@ def remembered(size: int, weigh: Callable[[Any], int] | None = None,
     """
 
     def decorate(function: Callable[P, R]) -> Remembered[P, R]:
-        entries: dict[tuple[int, ...], tuple[tuple[object, ...], R]] = {}
+        # keyed by the arguments' ids: one id alone for one argument (the commonest, and the
+        # cheapest key), else their tuple; the two kinds of key never equal each other
+        entries: dict[int | tuple[int, ...], tuple[tuple[object, ...], R]] = {}
         weight = [0]  # what the results held cost together, by ``weigh``
 
         @functools.wraps(function)
         def memoised(*args: P.args, **kwargs: P.kwargs) -> R:
             held: tuple[object, ...] = args
+            key: int | tuple[int, ...]
             if kwargs:
                 held = (*args, _KEYWORDS, *chain.from_iterable(sorted(kwargs.items())))
-            key = tuple(map(id, held))
-            found = entries.get(key, _MISSING)
-            if found is not _MISSING:
-                return cast(tuple[tuple[object, ...], R], found)[1]
+                key = tuple(map(id, held))
+            elif len(args) == 1:
+                key = id(args[0])
+            else:
+                key = tuple(map(id, args))
+            found = entries.get(key)
+            if found is not None:
+                return found[1]
             value = function(*args, **kwargs)
             if weigh is not None:
                 cost = weigh(value)
