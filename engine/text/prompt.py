@@ -50,11 +50,11 @@ ONLY_TAGS_LINE = ("- Only these tags exist: {kinds}. Never put other words in sq
 
 # What each tag is for, in the words of the reminder a model reads right before it replies.
 KIND_USES = {
-    "place": "a market place",
+    "place": "a place with a market",
     "inventory": "items and money",
-    "loot": "a body or cache searched",
+    "loot": "searching a body or cache",
     "skill_check": "a risky act",
-    "combat": "a fight begins or ends",
+    "combat": "a fight's start or end",
     "attack": "a blow in a fight",
 }
 
@@ -103,47 +103,56 @@ def taught_kinds(lines: Sequence[str]) -> list[str]:
     return kinds
 
 
-def instructions(game: Game, mid_reply: bool = False, party: Party | None = None,
-                 fighting: bool = False) -> str:
-    """The GM instructions: how to write tags, then the line each declared action teaches, only
-    for the commands this ruleset answers (ITM-CMD-3, ITM-MONEY-10), each with an example tag
-    filled from the ruleset and ``party``'s names (:func:`~engine.actions.examples.party_of`),
-    laid out with the tag last (:func:`tag_last`); with ``mid_reply``, that each tag's answer
-    appears right after it (:data:`MID_REPLY_LINE`); with ``fighting``, how to fight
-    (:func:`~engine.actions.fight.teach_fight`). Names and ruleset only, never a bag: the text
-    stays the same from turn to turn."""
-    party = party if party is not None else Party()
+def taught_lines(game: Game, party: Party, fighting: bool = False) -> list[str]:
+    """The line each declared action teaches, only for the commands this ruleset answers
+    (ITM-CMD-3, ITM-MONEY-10), each with an example tag filled from the ruleset and
+    ``party``'s names (:func:`~engine.actions.examples.party_of`), laid out with the tag last
+    (:func:`tag_last`); with ``fighting``, how to fight
+    (:func:`~engine.actions.fight.teach_fight`) after them."""
     taught: list[str] = []
     for declared in ACTIONS.values():
         if declared.teach is not None and (declared.needs is None or declared.needs.test(game)):
             taught += declared.teach(game, party)
-    taught = [tag_last(line) for line in taught]
-    # The same line in a fight and out of one, so that a fight's start only adds lines at the
-    # end and a model server keeps the prompt before them.
+    return [tag_last(line) for line in (taught + teach_fight(game, party) if fighting
+                                        else taught)]
+
+
+def instructions(game: Game, mid_reply: bool = False, party: Party | None = None,
+                 fighting: bool = False) -> str:
+    """The GM instructions: how to write tags, one reply as it should read
+    (:func:`example_reply`), the kinds of tag there are, then :func:`taught_lines`; with
+    ``mid_reply``, that each tag's answer appears right after it (:data:`MID_REPLY_LINE`).
+    Names and ruleset only, never a bag: the text stays the same from turn to turn."""
+    party = party if party is not None else Party()
+    # The kinds line is the same in a fight and out of one, so that a fight's start only
+    # adds lines at the end and a model server keeps the prompt before them.
+    taught = taught_lines(game, party)
     fight = [tag_last(line) for line in teach_fight(game, party)]
     peace = taught_kinds(taught)
-    more = [kind for kind in taught_kinds(fight) if kind not in peace]
+    more = [k for k in taught_kinds(fight) if k not in peace]
     kinds = ", ".join(peace) + (f" and, in a fight, {', '.join(more)}" if more else "")
     lines = [OPENING, NARRATE_LINE, *example_reply(game, party), ANSWER_LINE,
              ONLY_TAGS_LINE.format(kinds=kinds)]
     if mid_reply:
         lines.append(MID_REPLY_LINE)
-    if fighting:
-        taught += fight
-    return "\n".join(lines + taught)
+    return "\n".join(lines + taught + (fight if fighting else []))
 
 
 def reply_reminder(game: Game, state: State) -> str:
     """The last line before the player's message, where a small model looks most: what a
-    reply is and which tag is for what (:data:`KIND_USES`, the kinds the instructions teach
-    at this point of the game) — so that it writes story and the fitting tag, not a copy of
-    the state blocks above it. Names and ruleset only, like the instructions."""
-    shown = taught_kinds(instructions(game, False, party_of(state),
-                                      state.encounter is not None).splitlines())
-    uses = "; ".join(f"{kind} for {KIND_USES[kind]}" for kind in shown if kind in KIND_USES)
+    reply is and, for each kind of tag the instructions teach at this point of the game, its
+    first example tag and what it is for (:data:`KIND_USES`) — a small model writes the tags
+    it sees written, not the ones it is told about; without them here it writes story alone.
+    Names and ruleset only, like the instructions."""
+    first: dict[str, str] = {}
+    for line in taught_lines(game, party_of(state), state.encounter is not None):
+        for found in _EXAMPLE_TAG.finditer(line):
+            kind = found.group()[1:found.group().index(":")]
+            if kind in KIND_USES:
+                first.setdefault(kind, found.group())
+    uses = "; ".join(f"{tag} for {KIND_USES[kind]}" for kind, tag in first.items())
     return ("Now reply to the player: a few sentences of story, and where the game changes, "
-            f"the one tag that fits, written as the instructions show ({uses}). "
-            "Never repeat these blocks.")
+            f"the one tag that fits ({uses}). Never repeat these blocks.")
 
 
 def stack_line(game: Game, state: State, stack: Stack) -> str:

@@ -22,6 +22,7 @@ from engine.rules.fight import hero_health
 from engine.text.fight import combat_block
 from engine.text.prompt import (
     ANSWER_LINE,
+    KIND_USES,
     MID_REPLY_LINE,
     NARRATE_LINE,
     example_reply,
@@ -218,15 +219,25 @@ def test_a_reply_is_shown_as_story_around_a_real_tag(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", RULESETS)
-def test_the_reminder_names_what_each_taught_kind_is_for(name: str) -> None:
-    """The reminder right before the player's message lists the kinds the instructions teach
-    at that point — attack only in a fight — each with what it is for, and holds no tag."""
+def test_the_reminder_shows_each_taught_kind_with_what_it_is_for(name: str) -> None:
+    """The reminder right before the player's message shows, for each kind the instructions
+    teach at that point (attack only in a fight, unless a ruleset teaches it outside), the
+    instructions' first tag of that kind and what it is for."""
     game, state = loaded(name)
-    peace = reply_reminder(game, state)
-    assert not tagparse.scan(peace).tags and "inventory for items and money" in peace
-    if "[attack:" not in instructions(game, party=party_of(state)):
-        assert "attack for" not in peace
-    fighting = example_fight(game, state)
-    if fighting is not None and "attack" in instructions(game, party=party_of(state),
-                                                         fighting=True):
-        assert "attack for a blow in a fight" in reply_reminder(game, fighting)
+    for now in (state, example_fight(game, state)):
+        if now is None:
+            continue
+        fighting = now.encounter is not None
+        reminder = reply_reminder(game, now)
+        taught = instructions(game, party=party_of(state), fighting=fighting)
+        lines = taught.splitlines()[taught.splitlines().index(
+            next(line for line in taught.splitlines() if line.startswith("- Only these"))) + 1:]
+        firsts = {}
+        for tag in tagparse.scan("\n".join(lines)).tags:
+            firsts.setdefault(tag.kind, tag.raw)
+        shown = [(t.kind, t.raw) for t in tagparse.scan(reminder).tags]
+        assert shown == [(k, v) for k, v in firsts.items() if k in KIND_USES]
+        for kind, _ in shown:
+            assert f"for {KIND_USES[kind]}" in reminder
+        assert ("attack" in dict(shown)) <= (fighting or "[attack:" in instructions(
+            game, party=party_of(state)))
