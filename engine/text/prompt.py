@@ -88,8 +88,10 @@ def example_reply(game: Game, party: Party) -> list[str]:
     if item is None:
         return []
     tag = example("inventory", action="add", item=item.label, who=party.hero)
+    # Nothing after the tag: a small model copies an example's words too, and what follows a
+    # tag is the story of its result, which the example cannot know.
     return [f"- A reply looks like this: A {item.label.casefold()} lies by the door, worn "
-            f"but sound. {tag} It may come in handy."]
+            f"but sound. {tag}"]
 
 
 def taught_kinds(lines: Sequence[str]) -> list[str]:
