@@ -37,7 +37,7 @@ from engine import Answer, Game, State
 from engine.actions.money import purse_line
 from engine.rules.money import family_coins
 from engine.rules.state import Character, Encounter, Stack
-from engine.text.fight import health_of
+from engine.text.fight.block import health_of
 from engine.text.prompt import live_sheet
 
 from .fold import Diagnostic, MessageAnswer, ReplayResult, replay

@@ -17,7 +17,7 @@ from engine import Answer, Game, State
 from engine.rules.layers import removed_coins
 from engine.rules.money import count_text, family_coins, held_coins
 from engine.rules.state import Character, Encounter, Stack
-from engine.text.fight import health_of
+from engine.text.fight.block import health_of
 from engine.text.prompt import live_sheet
 
 StackKey = tuple[str, str | None, str | None, bool, bool, int | None, bool, int]

@@ -240,6 +240,14 @@ Teach = Callable[[Game, Party], Sequence[str]]
 party's names (:mod:`engine.actions.examples`)."""
 
 
+FIRST, ROUND, LAST = "first", "round", "last"
+PHASES = (FIRST, ROUND, LAST)
+"""When in a reply an action is applied (DESIGN.md "Rounds and order"): ``first`` before the
+round's acts (a fight's start, who joins, a condition, a defence), ``round`` among them in the
+round's order (a strike, and what acts in the round like one: a reload, leaving), ``last``
+after every other tag (the fight's end)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Action:
     """One declared (tag kind, action): read its request, then run its handler."""
@@ -253,6 +261,9 @@ class Action:
     record: Mapping[str, str]
     needs: Needs | None
     summary: str
+    phase: str | None = None
+    """When in a reply the action is applied (:data:`PHASES`); None: with every other tag, in
+    text order."""
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -294,15 +305,18 @@ class Action:
 def action(kind: str, name: str | None, request: type[R], *,
            reasons: tuple[str, ...] = (), teach: Teach | None = None,
            record: Mapping[str, str] | None = None,
-           needs: Needs | None = None) -> Callable[[Callable[[Game, State, R, TurnContext],
-                                                              tuple[State, Answer]]], Action]:
+           needs: Needs | None = None,
+           phase: str | None = None) -> Callable[[Callable[[Game, State, R, TurnContext],
+                                                           tuple[State, Answer]]], Action]:
     """Declare ``handler`` as the answer to ``[kind: action=name ...]`` (``name`` None for a
-    tag kind without actions, such as ``[loot:]``)."""
+    tag kind without actions, such as ``[loot:]``), applied in the reply's ``phase``."""
+    if phase is not None and phase not in PHASES:
+        raise ValueError(f"phase={phase!r} is none of {', '.join(PHASES)}")
     def declare(handler: Callable[[Game, State, R, TurnContext],
                                   tuple[State, Answer]]) -> Action:
         doc = (request.__doc__ or "").strip()
         return Action(kind, name, request, handler, tuple(reasons), teach,
-                      dict(record or {}), needs, doc)
+                      dict(record or {}), needs, doc, phase)
     return declare
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..rules.game import Game
 from ..rules.items import charges_left, charges_max, read_stat
+from ..rules.sheet import save_label
 from ..rules.state import Stack
 from ..ruleset import Item, ValueRef
 from ..ruleset.combat import Amount, Attack, OnHit, Plus
@@ -271,14 +272,9 @@ def _plus_text(game: Game, plus: Plus) -> str:
     elif plus.when == "toggled":
         text += " while switched on"
     if plus.save is not None and plus.save.difficulty is not None:
-        text += f" ({_save_label(game, plus.save.save)} DC {plus.save.difficulty} " + (
+        text += f" ({save_label(game, plus.save.save)} DC {plus.save.difficulty} " + (
             "for half)" if plus.save.on_success == "half" else "for none)")
     return text
-
-
-def _save_label(game: Game, ident: str) -> str:
-    sheet = game.ruleset.sheet
-    return next((r.label for r in (*sheet.saves, *sheet.abilities) if r.id == ident), ident)
 
 
 def _on_hit_text(game: Game, hit: OnHit) -> str:
@@ -289,11 +285,11 @@ def _on_hit_text(game: Game, hit: OnHit) -> str:
     if hit.rounds is not None:
         text += f" for {_plural(hit.rounds, 'round')}"
     elif hit.save_ends is not None:
-        text += (f" until a {_save_label(game, hit.save_ends.save)} save "
+        text += (f" until a {save_label(game, hit.save_ends.save)} save "
                  f"(DC {hit.save_ends.difficulty})")
     text += f" when a hit deals {hit.at_least} or more"
     if hit.save is not None and hit.save.difficulty is not None:
-        text += f" ({_save_label(game, hit.save.save)} DC {hit.save.difficulty} keeps it off)"
+        text += f" ({save_label(game, hit.save.save)} DC {hit.save.difficulty} keeps it off)"
     return text
 
 

@@ -20,7 +20,7 @@ from ..rules.context import TurnContext
 from ..rules.fakes import settle_fakes
 from ..rules.game import Game
 from ..rules.state import State
-from . import fight_narrative_spoils, host, rest, starting_gear, use
+from . import fight, host, rest, starting_gear, use
 from .answers import Answer, refused
 from .declare import Action, table
 
@@ -55,7 +55,7 @@ EVENTS: dict[tuple[str, str | None], Action] = table(
     starting_gear.take, use.use_event, rest.rest_event, host.player_add, host.add_coins,
     host.player_remove, host.split, host.merge, host.player_set, host.player_give,
     host.toggle, host.player_equip, host.player_unequip, host.player_bind, host.player_unbind,
-    fight_narrative_spoils.want, fight_narrative_spoils.pass_,
+    fight.want, fight.pass_,
 )
 
 

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from ..dice import Stream
 from ..rules import reasons
-from ..rules.carry import distribute
 from ..rules.context import TurnContext
 from ..rules.game import Game
-from ..rules.loot import find_table, roll_table
+from ..rules.loot import find_table
 from ..rules.state import JournalEntry, State
 from ..ruleset.loot import LootTable
-from . import fight_narrative_spoils
+from . import fight
 from .answers import Answer, accepted
 from .attrs import WHO_OR_PARTY
 from .declare import Needs, Reader, Refusal, Request, action, attr, request
+from .drops import drop_table
 from .examples import Party, example
 from .placing import added_text
 
@@ -69,9 +68,9 @@ def _teach_loot(game: Game, party: Party) -> list[str]:  # ITM-LOOT-19
 def roll_tag(game: Game, state: State, request: Loot, ctx: TurnContext) -> tuple[State, Answer]:
     """``[loot: table="<id>" who="<name>"]`` (ITM-LOOT-16..19)."""
     tag, table = request.tag, request.table
-    heroes = fight_narrative_spoils.sharers(game, state, ctx) if request.who is None else ()
+    heroes = fight.sharers(game, state, ctx) if request.who is None else ()
     if heroes:  # D100-PARTY-10: a narrative victory's coins split, named items to want/pass
-        state, record, parts = fight_narrative_spoils.loot(game, state, table, ctx, heroes)
+        state, record, parts = fight.shared_loot(game, state, table, ctx, heroes)
         text = f"{table.label}: " + ("; ".join(parts) if parts else "nothing dropped") + "."
     else:
         state, record, parts = drop_table(game, state, table, ctx.stream("loot", "draws"),
@@ -92,27 +91,3 @@ def _as_adds(record: dict[str, object]) -> str:
         placed = [(str(p["who"]), int(p["count"])) for p in drop["to"]]
         sentences.append(added_text(str(drop["name"]), placed, int(drop["left"])))
     return " ".join(sentences)
-
-
-def drop_table(game: Game, state: State, table: LootTable, stream: Stream,
-               who: int | None) -> tuple[State, dict[str, object], list[str]]:
-    """Roll ``table`` with ``stream``; each drop arrives like an add, into ``who``'s bag or,
-    without one, the shared view (ITM-LOOT-14/18). The new state, the record (the table's
-    dice and ``drops``: what dropped and to whom) and each drop in words. Also a won fight's
-    drops (ITM-LOOT-12)."""
-    drops, record = roll_table(game, state, table, stream)
-    parts: list[str] = []
-    dropped: list[dict[str, object]] = []
-    for drop in drops:
-        state, placements, left = distribute(game, state, drop.thing, drop.count, who)
-        placed = [{"who": state.characters[i].name, "count": n} for i, n in placements]
-        dropped.append({"name": drop.thing.name, "item": drop.thing.item,
-                        "coin": drop.thing.coin, "count": drop.count, "to": placed,
-                        "left": left})
-        where = ", ".join(f"×{n} to {state.characters[i].name}'s bag" for i, n in placements)
-        part = f"{drop.thing.name} {where}" if where else f"{drop.thing.name} ×{drop.count}"
-        if left:
-            part += f" (×{left} stays behind: nobody can carry more)"
-        parts.append(part)
-    record["drops"] = dropped
-    return state, record, parts

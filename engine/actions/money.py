@@ -22,7 +22,7 @@ from ..rules.money import (
 )
 from ..rules.state import Character, JournalEntry, State
 from ..ruleset import Cost, Currency
-from . import fight_narrative_spoils
+from . import fight
 from .answers import Answer, accepted, refused
 from .attrs import WHO, WHO_OR_PARTY
 from .declare import Reader, Refusal, Request, action, attr, request
@@ -156,9 +156,9 @@ def earn(game: Game, state: State, request: Earn, ctx: TurnContext) -> tuple[Sta
     """``[inventory: action="earn" amount=... who=...]``: an add of that coin (ITM-EARN-2)."""
     tag, amount, who = request.tag, request.amount, request.who
     # ITM-EARN-2: into who='s bag, or by the carry rule; coins weigh by perWeight (ITM-MONEY-2).
-    heroes = fight_narrative_spoils.sharers(game, state, ctx) if who is None else ()
+    heroes = fight.sharers(game, state, ctx) if who is None else ()
     new_state, placements, left = (  # D100-PARTY-10: a narrative victory's coins are split
-        fight_narrative_spoils.split(game, state, coin_thing(amount.coin), amount.count, heroes)
+        fight.split(game, state, coin_thing(amount.coin), amount.count, heroes)
         if heroes else distribute(game, state, coin_thing(amount.coin), amount.count, who))
     if not placements:
         target = state.characters[who].name if who is not None else "Nobody in the party"

@@ -16,28 +16,9 @@ from ..rules.context import TurnContext
 from ..rules.fakes import settle_fakes
 from ..rules.game import Game
 from ..rules.state import State
-from . import (
-    bags,
-    checks,
-    fakes,
-    fight,
-    fight_abilities,
-    fight_conditions,
-    fight_foes,
-    fight_leave,
-    fight_narrative,
-    fight_narrative_spoils,
-    fight_use,
-    fight_weapons,
-    gear,
-    loot,
-    market,
-    money,
-    rest,
-    use,
-)
+from . import bags, checks, fakes, fight, gear, loot, market, money, rest, use
 from .answers import ANSWERED, Answer, refused
-from .declare import Action, table
+from .declare import FIRST, LAST, ROUND, Action, table
 
 # The most tags one reply gets answered; the rest are refused unapplied, so a reply of 100,000
 # tags costs linear time, not 100,000 state changes.
@@ -57,10 +38,11 @@ ACTIONS: dict[tuple[str, str | None], Action] = table(
     bags.add, bags.remove, money.pay, money.earn, gear.set_count, gear.give, gear.equip,
     gear.unequip, gear.bind, gear.unbind, loot.roll_tag, checks.skill_check, market.place,
     market.buy, market.sell, use.use_tag, rest.rest_tag, fakes.reveal, fakes.inspect,
-    fight.start, fight.join, fight.end, fight.attack, fight_abilities.cast,
-    fight_conditions.condition, fight_weapons.reload, fight_narrative.defend,
-    fight_leave.leave,
+    *fight.ACTIONS,
 )
+
+# The step of a reply that applies an action declared with each phase (see _phase).
+PHASE_STEP: dict[str | None, int] = {FIRST: 1, ROUND: 2, LAST: 4}
 
 # The attribute that names the action of a tag kind that has several.
 ACTION_ATTRIBUTE = {"inventory": "action", "sheet": "op", "combat": "op"}
@@ -173,18 +155,12 @@ def answer_tag(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[St
 
 def _phase(tag: Tag) -> int:
     """DESIGN.md "Rounds and order": which step of the reply applies the tag — 0 ``[place:]``,
-    1 ``[combat:]`` start/join/condition/defend, 2 ``[attack:]``, 3 every other tag, 4
-    ``[combat: op="end"]``."""
+    then as its action is declared (:data:`PHASE_STEP`): 1 ``phase="first"``, 2 ``"round"``,
+    3 every other tag, 4 ``"last"``."""
     if tag.kind == "place":
         return 0
-    if tag.kind == "attack":
-        return 2
-    if tag.kind == "combat":
-        op = _key(tag)[1]
-        if op in fight.ROUND_OPS:  # a reload acts among the round's attacks (ITM-CLIP-5)
-            return 2
-        return 1 if op in fight.FIRST_OPS else 4 if op in fight.LAST_OPS else 3
-    return 3
+    declared = ACTIONS.get(_key(tag))
+    return PHASE_STEP.get(declared.phase if declared is not None else None, 3)
 
 
 # The answer part's mark of a tag answered before the rest of its reply was written (the
@@ -288,7 +264,7 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag], ctx: TurnContext,
     if len(tags) == 1:  # the common reply: one tag, nothing to order
         after, answer = answer_tag(game, state, tags[0], ctx.for_tag(0))
         answer = mark_mid_reply(answer) if stops else answer
-        return _end_of_round(game, state, after, [answer], ctx)
+        return fight.end_of_round(game, state, after, [answer], ctx)
     before = state
     over = repeats(tags)
     answers: list[Answer | None] = [None] * len(tags)
@@ -299,7 +275,7 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag], ctx: TurnContext,
         for index in segment:
             phases[_phase(tags[index])].append(index)
         for phase, indexes in enumerate(phases):
-            if phase == 2 and fight_use.in_fight(game, state):
+            if phase == 2 and fight.uses_in_round(game, state):
                 # §13: in a formula fight a use aimed at the other side or at target= acts in
                 # the round, among the attacks by its user's initiative (engine/actions/use.py)
                 used = [i for i in phases[3] if _key(tags[i]) == ("inventory", "use")
@@ -307,7 +283,7 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag], ctx: TurnContext,
                 phases[3] = [i for i in phases[3] if i not in used]
                 indexes = sorted([*indexes, *used])
             if phase == 2 and len(indexes) > 1:  # the encounter as start and join left it
-                ranks = {i: fight.attacker_rank(state, tags[i]) for i in indexes}
+                ranks = {i: fight.attacker_rank(game, state, tags[i]) for i in indexes}
                 indexes = sorted(indexes, key=lambda i: (ranks[i], i))
             for index in indexes:
                 tag = tags[index]
@@ -326,15 +302,4 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag], ctx: TurnContext,
         stopped = answers[stop]
         assert stopped is not None
         answers[stop] = mark_mid_reply(stopped)
-    return _end_of_round(game, before, state, [a for a in answers if a is not None], ctx)
-
-
-def _end_of_round(game: Game, before: State, state: State, answers: list[Answer],
-                  ctx: TurnContext) -> tuple[State, list[Answer]]:
-    """After a round's attacks: the foes' announced strikes land (issue 26, narrative fights,
-    D100-PARTY-3), then conditions count down and are saved against (issue 24)."""
-    state, answers = fight_narrative.land(game, before, state, answers, ctx)
-    state, answers = fight_narrative.bleed(game, before, state, answers, ctx)  # D100-PARTY-7
-    state = fight_narrative_spoils.after_reply(state, ctx)  # D100-PARTY-10
-    settled, answers = fight_conditions.end_of_round(game, before, state, answers, ctx)
-    return fight_foes.regenerate_round(game, before, settled, answers, ctx)  # CMB-ABIL-7
+    return fight.end_of_round(game, before, state, [a for a in answers if a is not None], ctx)

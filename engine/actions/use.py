@@ -32,10 +32,8 @@ from .attrs import FIGHTERS, HELD, WHO, read_character
 from .checks import skill_check
 from .checks.pipeline import value_check
 from .declare import Read, Refusal, Request, action, attr, request
-from .fight_narrative_use import FIGHT_REASONS as NARRATIVE_REASONS
-from .fight_narrative_use import FIGHT_RECORD as NARRATIVE_RECORD
-from .fight_narrative_use import narrative_use
-from .fight_use import FIGHT_REASONS, FIGHT_RECORD, Outside, aimed, in_fight, use_in_fight
+from .fight import KIND_USE_REASONS, KIND_USE_RECORD, kind_of, uses_in_round
+from .fight.use import FIGHT_REASONS, FIGHT_RECORD, Outside, aimed, use_in_fight
 
 
 def pool_max(game: Game, character: Character, state: State, pool: str) -> int:
@@ -318,15 +316,15 @@ USE_RECORD = {
     "player_message": "the Use button: what the player says",
     "item_used": "the Use button: the [item_used] line",
     **FIGHT_RECORD,  # issue 25: an item used in a formula fight (spec/items.md §13)
-    **NARRATIVE_RECORD,  # issue 26: an item used in a narrative fight (ITM-CLS-1..19)
+    **KIND_USE_RECORD,  # an item used in a fight of a kind with its own answer (ITM-CLS-1..19)
 }
 USE_REASONS = (reasons.NOT_HELD, reasons.NOT_WORN, reasons.NO_USE_LEFT, reasons.NO_DIFFICULTY,
-               *dict.fromkeys((*FIGHT_REASONS, *NARRATIVE_REASONS)))
+               *dict.fromkeys((*FIGHT_REASONS, *KIND_USE_REASONS)))
 
 
 def _helped(game: Game, state: State, who: int, use: Use, ctx: TurnContext,
             kind: str) -> tuple[Character, dict[str, Any], list[str]]:
-    """ITM-OUT-3/4 inside a fight (engine/actions/fight_use.py): what a heal and its temporary
+    """ITM-OUT-3/4 inside a fight (engine/actions/fight/use.py): what a heal and its temporary
     points give hero ``who`` — the new character, the record and the words."""
     character = state.characters[who]
     outcome = _Outcome(pools=dict(character.pools), conditions=list(character.conditions),
@@ -346,15 +344,16 @@ def _spent_in_fight(game: Game, state: State, item: Item, bag: list[Stack], inde
 
 
 OUTSIDE = Outside(gate=_roll_gate, helps=_helped, spend=_spent_in_fight)
-"""What a use in a fight does as one outside it (engine/actions/fight_use.py)."""
+"""What a use in a fight does as one outside it (engine/actions/fight/use.py)."""
 
 
 def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
              kind: str) -> tuple[State, Answer, str | None]:
     """ITM-OUT-2..13: use ``item=`` for ``who=``; the new state, the answer, and the player's
     message for the Use button (``I use my Poultice.``, ITM-OUT-14/16)."""
-    if state.encounter is not None and state.encounter.kind == "narrative":  # issue 26
-        return narrative_use(game, state, request, ctx, kind)
+    own = kind_of(game).use_item if state.encounter is not None else None
+    if own is not None:  # a kind with its own answer to an item used in its fight (ITM-CLS)
+        return own(game, state, request, ctx, kind)
     tag, name, who = request.tag, request.item, request.who
     character = state.characters[who]
     found = _matching(game, state, character, name)
@@ -376,9 +375,9 @@ def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
         code, words = next(why for _, why in refusals if why is not None)
         return state, refused(tag, code, f"{words}; nothing was used."), spoken
     index = usable[0]
-    if in_fight(game, state) and (aimed(item.use) or request.target.strip()):
+    if uses_in_round(game, state) and (aimed(item.use) or request.target.strip()):
         # §13: a use aimed at the other side, or at target=, acts in the formula fight on now
-        # (engine/actions/fight_use.py); a helping use without target= is answered as out of
+        # (engine/actions/fight/use.py); a helping use without target= is answered as out of
         # one, as the recorded corpus pins (a friend's potion poured into a downed hero)
         found_at = (who, index, item, item_label(game, character.bag[index]))
         new_state, answer = use_in_fight(game, state, request, found_at, request.target, ctx,
@@ -427,7 +426,7 @@ def acts_in_fight(game: Game, state: State, tag: Tag) -> bool:
     """§13: whether ``[inventory: action="use"]`` acts in the formula fight on now (its user's
     budget spent, in the round's initiative order): a use aimed at the other side, or one
     that names ``target=``; any other use is answered as out of a fight (§21)."""
-    if not in_fight(game, state):
+    if not uses_in_round(game, state):
         return False
     if (tag.get("target") or "").strip():
         return True

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..dice import Stream
 from ..ruleset import Template
-from .fight import worked
+from .fight.formula import worked
 from .formula import evaluate, foe_reader
 from .game import Game
 from .state import Combatant, FoeUse

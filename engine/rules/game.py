@@ -10,6 +10,7 @@ from typing import Any
 
 from ..ruleset import Coin, Currency, Entry, Item, Problem, Ruleset, RulesetError, validate
 from ..ruleset.problems import cross_references
+from ..ruleset.ruleset import FightRule
 
 # OQ-4: the default stack size and the most stacks one bag takes are single engine constants.
 DEFAULT_STACK = 999_999
@@ -51,6 +52,8 @@ class Game:
 
     ruleset: Ruleset
     digest: str
+    fight: FightRule
+    """Which combat the ruleset fights with, decided once as it loads."""
     items: Mapping[str, CatalogItem] = field(default_factory=dict)
     item_by_name: Mapping[str, str] = field(default_factory=dict)
     coins: Mapping[str, CoinInfo] = field(default_factory=dict)
@@ -81,7 +84,7 @@ class Game:
         )
         digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
         has_fakes = any(c.item.passes_for is not None for c in items.values())
-        return cls(ruleset, digest, items, by_name, coins, has_fakes)
+        return cls(ruleset, digest, FightRule.of(ruleset), items, by_name, coins, has_fakes)
 
     def find_item(self, name: str) -> CatalogItem | None:
         """ITM-NAME-1/2: the catalog item whose label equals ``name`` ignoring case."""

@@ -301,3 +301,9 @@ class SheetView:
         if ref.item_stat is not None:
             return self.item_stat(ref.item_stat)
         return 0
+
+
+def save_label(game: Game, ident: str) -> str:
+    """The label the sheet gives a save or ability id, for a sentence; the id without one."""
+    sheet = game.ruleset.sheet
+    return next((r.label for r in (*sheet.saves, *sheet.abilities) if r.id == ident), ident)

@@ -250,11 +250,11 @@ class Combatant(StateModel):
     reacted: int | None = None
     guard: int = 0
     granted: tuple[str, ...] = ()
-    # issue 25, pool fights (engine/rules/fight_pool.py): the hardness read as it joined
+    # issue 25, pool fights (engine/rules/fight/pool.py): the hardness read as it joined
     # (ITM-HARD-1) and a foe's damage reduction (its template's ``reduction``)
     hardness: int = 0
     reduction: int = 0
-    # issue 25, the spending style's number (engine/rules/fight_pool.py): the initiative it
+    # issue 25, the spending style's number (engine/rules/fight/pool.py): the initiative it
     # joined with, which its number falls back to after a spending strike, and what the number
     # rises by each round (``combat.pool.gain``, fixed as it joins); None/0 outside it
     base: int | None = None

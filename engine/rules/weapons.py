@@ -2,7 +2,7 @@
 it deals and what is added to them, its damage type, its reach and range, the tags that go
 with its hits, and whether it is wielded in two hands (versatile dice, one-handed sheet
 bonuses, rerolled low dice). Plain functions of the wearer's sheet and the item; the
-``[attack:]`` action (engine/actions/fight.py) rolls with them."""
+``[attack:]`` action (engine/actions/fight/formula.py) rolls with them."""
 
 from __future__ import annotations
 

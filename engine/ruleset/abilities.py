@@ -116,7 +116,7 @@ class Ability(RulesetModel):
     targets: Literal["self", "ally", "enemy", "any"] | None = None
     """Issue 25, ITM-USE's ``targets``: ``ally`` — aimed at heroes of the fight (the user
     too), ``self`` — at the user alone, rather than at foes: its ``amount`` heals each, its
-    ``applies`` (a buff) land on each with no roll (engine/actions/fight_allies.py)."""
+    ``applies`` (a buff) land on each with no roll (engine/actions/fight/allies.py)."""
 
     @property
     def is_reaction(self) -> bool:

@@ -97,7 +97,7 @@ class AttackRule(RulesetModel):
     """CMB-READS-2..5: values each attack reads as ``@name``, computed for the attacker."""
     difficulty: int | None = Field(default=None, ge=0, le=12)
     """Issue 25, CHK-SYM-35: symbol-pool combat only — the difficulty dice every attack is
-    opposed by (default 2, engine/rules/fight_symbols.py)."""
+    opposed by (default 2, engine/rules/fight/symbols.py)."""
 
 
 class TemplateDefaults(RulesetModel):
@@ -230,7 +230,7 @@ class Narrative(RulesetModel):
     """Other names for the rank letters."""
     effort: dict[Id, RankLetter | None] = Field(default_factory=dict, max_length=24)
     """D100-EFF-2, issue 26: the effect ladder's words, each the rank of the effect (null:
-    an everyday act, free); without it engine/rules/narrative.py's ``EFFORT``."""
+    an everyday act, free); without it engine/rules/fight/narrative.py's ``EFFORT``."""
     overexertion: Overexertion | None = None
     restrained: float = Field(default=0.5, ge=0, le=1)
     """D100-DMG-4, issue 26: what a ``purpose="restrained"`` blow keeps of its damage."""
@@ -291,7 +291,7 @@ class OutcomeRule(RulesetModel):
     """The harm level each position brings back (controlled 1, risky 2, desperate 3 for a word
     left out)."""
     tiers: dict[Id, TierReading] = Field(default_factory=dict, max_length=8)
-    """Readings by tier id; a tier left out is read by its kind (engine/rules/outcome.py)."""
+    """Readings by tier id; a tier left out is read by its kind (engine/rules/fight/outcome.py)."""
 
 
 class Against(RulesetModel):

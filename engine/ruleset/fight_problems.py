@@ -80,7 +80,7 @@ def _kind(ruleset: Ruleset, combat: Combat) -> list[Problem]:
 
 
 def _symbol_attack(ruleset: Ruleset, combat: Combat) -> list[Problem]:
-    """Issue 25, CHK-SYM-35 (engine/rules/fight_symbols.py): symbol-pool combat with
+    """Issue 25, CHK-SYM-35 (engine/rules/fight/symbols.py): symbol-pool combat with
     ``combat.attack`` needs setback dice for the defence; ``attack.difficulty`` is its own
     key, at most the resolution's ``difficulty.max``. (Without ``combat.attack`` the block
     loads and its fights are refused.)"""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import Field
 
 from .base import Id, Label, RulesetModel
@@ -48,3 +50,50 @@ def combat_kind(ruleset: Ruleset) -> str:
     if combat.kind is not None:
         return combat.kind
     return "formula" if combat.attack is not None else "narrative"
+
+
+NONE = "none"
+FORMULA = "formula"
+OUTCOME = "outcome"
+NARRATIVE = "narrative"
+SYMBOLS = "symbol-pool"
+"""The kinds of combat (``combat.kind``; a symbol-pool ruleset fights with its own, CHK-SYM-35)."""
+
+SUM = "sum"
+POOL = "pool"
+AGAINST = "roll-against"
+"""How a strike's attack check is read: a dice sum against defence, successes of a dice pool,
+a roll against a number, or symbols (``symbol-pool`` is both a kind and a hit rule)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FightRule:
+    """A ruleset's combat: ``kind`` (:data:`NONE`, :data:`FORMULA`, :data:`OUTCOME`,
+    :data:`NARRATIVE`, :data:`SYMBOLS`), ``hit`` (:data:`SUM`, :data:`POOL`, :data:`AGAINST`,
+    :data:`SYMBOLS`) and whether a symbol-pool ruleset gives the check its attacks roll
+    (``combat.attack``; without it it does not fight)."""
+
+    kind: str
+    hit: str
+    armed: bool
+
+    @classmethod
+    def of(cls, ruleset: Ruleset) -> FightRule:
+        """The ruleset's combat, read once as it loads (:attr:`engine.rules.game.Game.fight`)."""
+        kind = combat_kind(ruleset)
+        res = ruleset.resolution
+        combat = ruleset.combat
+        if res is not None and res.kind == "dice-pool":
+            hit = POOL  # a pool's successes, whatever the kind of combat
+        elif kind == SYMBOLS:
+            hit = SYMBOLS
+        elif kind == FORMULA and res is not None and res.kind == AGAINST:
+            hit = AGAINST
+        else:
+            hit = SUM
+        return cls(kind, hit, combat is not None and combat.attack is not None)
+
+    @property
+    def rolls_against_or_symbols(self) -> str | None:
+        """The hit rule when it is a roll against a number or symbols, else None."""
+        return self.hit if self.hit in (AGAINST, SYMBOLS) else None

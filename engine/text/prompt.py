@@ -24,7 +24,7 @@ from ..rules.memo import IdentityMemo, reuse_ends, shared_ends
 from ..rules.state import Character, Stack, State
 from ..rules.tracks import penalty_for, track_max, track_value
 from ..ruleset import Item
-from .fight import combat_block
+from .fight.block import combat_block
 
 # Said when the stage answers each tag as the model finishes it (issue 27, the game option
 # "resolve": "mid-reply"). Kept generic: how the stage shows an answer to the model may change.

@@ -13,7 +13,7 @@ from helpers import answer, fell, fixture_json
 
 from engine import load_ruleset, start_state
 from engine.rules import reasons
-from engine.rules.fight import foe_names, in_order
+from engine.rules.fight.formula import foe_names, in_order
 from engine.rules.state import Combatant, Encounter, State, plain_canonical
 
 DOCUMENT = fixture_json("rulesets/skirmish.json")

@@ -13,7 +13,7 @@ from helpers import answer, hero, one, problems_of
 from scipy.stats import chisquare
 
 from engine import load_ruleset, start_state
-from engine.actions.fight_abilities import _roll
+from engine.actions.fight.abilities import _roll
 from engine.rules import reasons
 from engine.rules.context import TurnContext
 from engine.rules.sheet import SheetView

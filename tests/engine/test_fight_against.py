@@ -1,4 +1,4 @@
-"""Roll-against fights (issue 25; engine/rules/fight_against.py, engine/actions/fight_kinds.py)
+"""Roll-against fights (issue 25; engine/rules/fight/against.py, engine/actions/fight/check_kinds.py)
 on fixtures/rulesets/against-d100-fight.json: a d100 ``at-most`` resolution (critical success
 on 1; critical failure on 100, and on 96+ while the target number is below 50; ``tens`` up to
 2) with ``combat.attack``. The attacker rolls against its own number — a hero's Fighting plus
@@ -18,10 +18,10 @@ from scipy.stats import chisquare
 
 from engine import TurnContext, load_ruleset, start_state
 from engine.actions.checks import against
-from engine.actions.fight_kinds import attack_read, attack_roll, read_result, recorded
+from engine.actions.fight.check_kinds import attack_read, attack_roll, read_result, recorded
 from engine.dice import Stream
 from engine.rules import reasons
-from engine.rules.fight_against import against_result, defence_shift, edge_bonus, target_number
+from engine.rules.fight.against import against_result, defence_shift, edge_bonus, target_number
 from engine.rules.sheet import SheetView
 from engine.rules.state import State
 from engine.ruleset import combat_kind

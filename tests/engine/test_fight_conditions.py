@@ -17,11 +17,11 @@ from scipy.stats import chisquare
 
 from engine import load_ruleset, start_state
 from engine.actions.checks.sum import resolve
-from engine.actions.fight import _cannot_act
+from engine.actions.fight.encounter import cannot_act
 from engine.dice import Stream
 from engine.rules import reasons
 from engine.rules.checks.read import CheckRead
-from engine.rules.fight_conditions import attack_edge
+from engine.rules.fight.conditions import attack_edge
 from engine.rules.sheet import SheetView
 from engine.rules.state import FightCondition, State, plain_canonical
 from engine.ruleset.resolution import SumResolution
@@ -154,9 +154,9 @@ def test_cmb_type_2_a_paralysed_hero_cannot_act_and_nothing_changes() -> None:
 def test_cmb_type_2_a_paralysed_foe_cannot_act_either() -> None:
     state = fighting('[combat: op="condition" who="Goblin 2" add="paralyzed"]')
     assert state.encounter is not None
-    refusal = _cannot_act(GAME, state, state.encounter, state.encounter.find("Goblin 2"))
+    refusal = cannot_act(GAME, state, state.encounter, state.encounter.find("Goblin 2"))
     assert refusal is not None and refusal.reason == reasons.CANNOT_ACT
-    assert _cannot_act(GAME, state, state.encounter, state.encounter.find("Goblin 1")) is None
+    assert cannot_act(GAME, state, state.encounter, state.encounter.find("Goblin 1")) is None
 
 
 def test_cmb_cond_2_near_hits_on_a_paralysed_target_are_critical() -> None:

@@ -24,10 +24,10 @@ from scipy.stats import chisquare
 
 import replay
 from engine import TurnContext, load_ruleset, start_state
-from engine.actions.fight import _initiative, roll_attack
+from engine.actions.fight.formula import _initiative, roll_attack
 from engine.dice import Stream
 from engine.rules import reasons
-from engine.rules.fight import hit_result, in_order, strike
+from engine.rules.fight.formula import hit_result, in_order, strike
 from engine.rules.formula import sheet_reader
 from engine.rules.sheet import SheetView
 from engine.rules.state import Combatant, State

@@ -1,5 +1,5 @@
 """A foe's own abilities and its regeneration (spec/combat.md A.11: CMB-ABIL-4..8, CMB-TPL-8,
-CMB-TYPE-1; engine/actions/fight_foes.py) on fixtures/rulesets/skirmish-foes.json: the skirmish
+CMB-TYPE-1; engine/actions/fight/foes.py) on fixtures/rulesets/skirmish-foes.json: the skirmish
 spells ruleset with a troll (a Claw attack, regenerate 2 + @tier stopped by fire and acid) and
 a dragon (Fire Breath: a Reflex save, DC 12 + @tier, (@tier + 1)d6 fire, once a fight, up to 3
 heroes; Frost Breath: Fortitude DC 14, 2d6 cold, nothing on a success; Bite)."""
@@ -17,7 +17,7 @@ from engine import load_ruleset, start_state
 from engine.actions.examples import Party
 from engine.rules import reasons
 from engine.rules.context import TurnContext
-from engine.rules.fight import strike
+from engine.rules.fight.formula import strike
 from engine.rules.foe_abilities import damage_taken, regenerates
 from engine.rules.formula import foe_reader
 from engine.rules.state import FoeUse, plain_canonical

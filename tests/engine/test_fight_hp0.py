@@ -1,6 +1,6 @@
 """What 0 hit points means for a hero, and the rule-card events of a fight (spec/combat.md
-A.12: CMB-HP0-1..4, OQ-CMB-15, CMB-CARD-1, CMB-WIN-1; engine/rules/zero_hp.py,
-engine/actions/fight_hp0.py) on fixtures/rulesets/skirmish-foes.json: conditions ``dying``
+A.12: CMB-HP0-1..4, OQ-CMB-15, CMB-CARD-1, CMB-WIN-1; engine/rules/fight/zero_hp.py,
+engine/actions/fight/hp0.py) on fixtures/rulesets/skirmish-foes.json: conditions ``dying``
 (``zeroHp: "death"``) and ``steady`` (``zeroHp: "stable"``), and the world's death rule
 ``combat.zeroHp`` ``{"death": true, "dead": "dead", "stable": "stable"}``."""
 
@@ -11,8 +11,8 @@ import copy
 from helpers import answer, fixture_json, hero, problems_of
 
 from engine import load_ruleset, start_state
+from engine.rules.fight.zero_hp import at_zero, is_dead, zero_meaning
 from engine.rules.state import plain_canonical
-from engine.rules.zero_hp import at_zero, is_dead, zero_meaning
 
 DOCUMENT = fixture_json("rulesets/skirmish-foes.json")
 PARTY = fixture_json("parties/skirmish-spells.json")

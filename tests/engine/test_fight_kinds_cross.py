@@ -1,4 +1,4 @@
-"""Issue 25 across the combat kinds (engine/actions/fight_judge.py): a reaction's raised defence
+"""Issue 25 across the combat kinds (engine/actions/fight/judge.py): a reaction's raised defence
 re-judged by the kind's own hit rule (CMB-REACT-5, the Shield example; sum CMB-ATK-A4, pool
 ITM-WPN-13 / OQ-CMB-2, roll-against CHK-RA-A4/A8, symbol-pool CHK-SYM-20/23/29/30); sheet
 abilities and items used in a fight rolling the kind's attack (CMB-ABIL-2, ITM-USE-7/8); the
@@ -19,17 +19,18 @@ from scipy.stats import chisquare
 from engine import TurnContext, load_ruleset, start_state
 from engine.actions.checks.pipeline import resolve_request
 from engine.actions.checks.symbols import tally
-from engine.actions.fight import roll_attack
-from engine.actions.fight_judge import POOL, REJUDGE, SUM, fight_kind, kind_attack, rejudge
-from engine.actions.fight_kinds import AGAINST, SYMBOLS, attack_read, attack_roll, read_result
-from engine.actions.fight_pool import roll_pool
+from engine.actions.fight.check_kinds import attack_read, attack_roll, read_result
+from engine.actions.fight.formula import roll_attack
+from engine.actions.fight.judge import REJUDGE, kind_attack, rejudge
+from engine.actions.fight.pool import roll_pool
 from engine.dice import Stream
 from engine.rules.checks.read import Rolled
-from engine.rules.fight import hit_result
-from engine.rules.fight_pool import pool_result
+from engine.rules.fight.formula import hit_result
+from engine.rules.fight.pool import pool_result
 from engine.rules.foe_abilities import damage_taken
 from engine.rules.sheet import SheetView
 from engine.ruleset.resolution import AgainstResolution, SymbolResolution
+from engine.ruleset.ruleset import AGAINST, POOL, SUM, SYMBOLS
 
 SKIRMISH = load_ruleset(fixture_json("rulesets/skirmish.json"))
 POOLS = load_ruleset(fixture_json("rulesets/gravewatch-fights.json"))
@@ -42,7 +43,7 @@ NOWHERE = Stream("seed", (0,), "unused")
 
 
 def test_each_ruleset_is_read_by_its_own_kind_and_every_kind_has_one_rejudge() -> None:
-    assert [fight_kind(g) for g in (SKIRMISH, POOLS, AGAINST_GAME, SYMBOL_GAME)] == [
+    assert [g.fight.hit for g in (SKIRMISH, POOLS, AGAINST_GAME, SYMBOL_GAME)] == [
         SUM, POOL, AGAINST, SYMBOLS]
     assert set(REJUDGE) == {SUM, POOL, AGAINST, SYMBOLS}
 
@@ -555,3 +556,20 @@ def test_cmb_abil_4_a_foes_ability_in_a_roll_against_fight_hits_by_the_kinds_rul
         assert hit == (rolled <= 60 - defence) or row["result"] == "critical" or rolled >= 96
         seen.add(hit)
     assert seen == {True, False}  # both sides of the line, so the sum rule would fail it
+
+
+def test_cmb_abil_7_a_round_of_only_an_item_use_that_spent_an_action_regenerates() -> None:
+    """An item used in the fight that spent a turn action is the round's act (§13), as for
+    conditions counting down: the foes regenerate at its end (or are stopped by its fire)."""
+    game, state = _graveyard()
+    for turn in range(1, 80):
+        after, told = answer(game, state, USE_FLASK, (1, turn))
+        record = told[0].record
+        row = record["targets"][0]
+        hp = next(c.hp for c in after.encounter.combatants if c.name == "Dead")
+        if record.get("budget") is None or not row["damage"] or not hp:
+            continue
+        assert record["regenerated"] == [{"who": "Dead", "amount": 0, "hp": hp,
+                                          "stoppedBy": ["fire"]}]
+        return
+    raise AssertionError("the flask never burned the dead and left them standing")

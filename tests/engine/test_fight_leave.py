@@ -1,5 +1,5 @@
 """A foe leaving the heroes' reach sets off their reactions on ``leave`` (spec/combat.md A.8:
-CMB-REACT-1..6, OQ-CMB-11; spec/items.md ITM-MODE-9, ITM-OFF-6; engine/actions/fight_leave.py)
+CMB-REACT-1..6, OQ-CMB-11; spec/items.md ITM-MODE-9, ITM-OFF-6; engine/actions/fight/leave.py)
 on fixtures/rulesets/skirmish-foes.json and its party: Brannoc's standing order on ``leave``
 is Opportunity Attack (a reaction entry, ``react.on: "leave"``); he wears a longsword."""
 

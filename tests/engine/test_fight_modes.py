@@ -16,9 +16,9 @@ from scipy.stats import chisquare
 
 from engine import Answer, TurnContext, load_ruleset, start_state
 from engine.actions.describe import attack_line
-from engine.actions.fight_arms import extra_damage
+from engine.actions.fight.arms import extra_damage
 from engine.rules import reasons
-from engine.rules.fight import strike
+from engine.rules.fight.formula import strike
 from engine.rules.state import Combatant, State
 from engine.ruleset import Formula, parse_formula
 
@@ -363,7 +363,7 @@ def test_itm_ammo_11_itm_mode_10_the_gm_line_names_it_all(entry, parts) -> None:
 
 def test_the_gm_is_taught_reload_modes_and_the_off_hand_only_where_weapons_have_them() -> None:
     from engine.actions.examples import Party
-    from engine.actions.fight_weapons import reload
+    from engine.actions.fight.weapons import reload
     assert reload.teach is not None
     lines = reload.teach(GAME, Party(("Ada",)))
     assert len(lines) == 3

@@ -22,7 +22,7 @@ from engine.actions.checks import outcomes as tiers
 from engine.actions.checks import sum as dice_sum
 from engine.rules import reasons
 from engine.rules.checks.read import CheckRead
-from engine.rules.outcome import (
+from engine.rules.fight.outcome import (
     READINGS,
     exchange,
     grade_effect,
@@ -36,7 +36,7 @@ from engine.rules.sheet import SheetView
 from engine.rules.state import State
 from engine.ruleset.fight import EFFECTS, POSITIONS, OutcomeRule, TierReading
 from engine.ruleset.resolution import Outcomes, SumResolution
-from engine.text.fight import combat_block
+from engine.text.fight.block import combat_block
 
 DOCUMENT = fixture_json("rulesets/outcome-2d6.json")
 GAME = load_ruleset(DOCUMENT)

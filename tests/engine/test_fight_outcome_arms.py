@@ -20,7 +20,7 @@ from helpers import answer, fixture_json, problems_of
 
 from engine import load_ruleset, start_state
 from engine.rules import reasons
-from engine.rules.outcome import READINGS, Exchange, exchange
+from engine.rules.fight.outcome import READINGS, Exchange, exchange
 from engine.rules.state import State, plain_canonical
 
 ADA = 3  # what Ada adds to the 2d6 of Fight
@@ -292,7 +292,7 @@ def test_cmb_outc_2_the_instructions_teach_with_and_use() -> None:
     """CMB-OUTC-2: the GM is taught that an outcome action may name its weapon or a sheet
     ability, which the engine reads."""
     from engine.actions.examples import Party
-    from engine.actions.fight_outcome import teach_fight
+    from engine.actions.fight.outcome.combat import teach_fight
 
     taught = "\n".join(teach_fight(GAME, Party()))
     assert "with= a weapon other than the first worn one" in taught

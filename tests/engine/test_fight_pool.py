@@ -17,9 +17,9 @@ from helpers import answer, fixture_json, one, problems_of, put
 from scipy.stats import chisquare
 
 from engine import TurnContext, load_ruleset, start_state
-from engine.actions.fight_pool import roll_pool
+from engine.actions.fight.pool import roll_pool
 from engine.rules import reasons
-from engine.rules.fight_pool import (
+from engine.rules.fight.pool import (
     below_hardness,
     damage_dice,
     foe_called,
@@ -35,7 +35,7 @@ from engine.rules.sheet import SheetView
 from engine.rules.state import State, plain_canonical
 from engine.ruleset import parse_formula
 from engine.ruleset.resolution import PoolResolution
-from engine.text.fight import combat_block
+from engine.text.fight.block import combat_block
 
 DOCUMENT = fixture_json("rulesets/gravewatch-fights.json")
 PARTY = fixture_json("parties/gravewatch-fights.json")
@@ -446,8 +446,8 @@ def test_itm_istat_13_item_stats_count_in_a_derived_value_a_defence_and_a_reduct
     coat gives cover 1: worn, Armour 1, defence 1 + floor(2 / 4) + 1 = 2, reduction 1;
     stowed, 0, 1 and 0. (This format has no ``adjust`` or skill ``cap`` keys, and initiative
     is a check of a skill, which reads no value reference: docs/items-rules.md.)"""
-    from engine.actions.fight_pool import hero_reduction
-    from engine.rules.fight import hero_defence
+    from engine.actions.fight.pool import hero_reduction
+    from engine.rules.fight.formula import hero_defence
     game = changed(put(("combat", "attack", "defence"), "1 + floor(@wits / 4) + @armour"))
     worn = START
     coat = next(i for i, s in enumerate(worn.characters[0].bag) if s.item == "kit/oilskin-coat")

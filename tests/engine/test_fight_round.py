@@ -16,9 +16,9 @@ from helpers import answer, bag, fell, fixture_json
 from scipy.stats import chisquare
 
 from engine import Answer, TurnContext, load_ruleset, start_state
-from engine.actions.fight import roll_attack
+from engine.actions.fight.formula import roll_attack
 from engine.rules import reasons
-from engine.rules.fight import (
+from engine.rules.fight.formula import (
     classes,
     hero_defence,
     hero_health,
@@ -399,7 +399,7 @@ def test_itm_wpn_20_strikes_is_the_attacks_one_spend_of_the_weapon_buys(
 
 def test_itm_wpn_20_the_combat_block_counts_the_worn_weapons_strikes() -> None:
     """ITM-WPN-20: the COMBAT block shows the attacks the first worn weapon's budget buys."""
-    from engine.text.fight import combat_block
+    from engine.text.fight.block import combat_block
 
     def lines(game) -> dict[str, str]:
         block = combat_block(game, _swords(game))

@@ -13,9 +13,9 @@ from helpers import answer, fixture_json, one, problems_of, put
 
 from engine import load_ruleset, start_state
 from engine.rules import reasons
-from engine.rules.fight_pool import risen, spent, thrown, thrown_line
+from engine.rules.fight.pool import risen, spent, thrown, thrown_line
 from engine.rules.state import Combatant, State, plain_canonical
-from engine.text.fight import combat_block
+from engine.text.fight.block import combat_block
 
 DOCUMENT = fixture_json("rulesets/gravewatch-fights.json")
 PARTY = fixture_json("parties/gravewatch-fights.json")

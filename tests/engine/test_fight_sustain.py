@@ -17,10 +17,10 @@ from scipy.stats import chisquare
 
 from engine import load_ruleset, start_state
 from engine.actions.checks.pipeline import roll_check
-from engine.actions.fight_react import sustain_after_damage
+from engine.actions.fight.react import sustain_after_damage
 from engine.rules.context import TurnContext
 from engine.rules.state import State
-from engine.text.fight import combat_block
+from engine.text.fight.block import combat_block
 
 HOLD = '[attack: who="Ada" use="Hold Person" target="Goblin 2"]'
 FAERIE = '[attack: who="Ada" use="Faerie Fire" target="Goblin 1"]'

@@ -1,5 +1,5 @@
-"""Symbol-pool fights (issue 25; CHK-SYM-35, CMB-GEN-3; engine/rules/fight_symbols.py,
-engine/actions/fight_kinds.py) on fixtures/rulesets/symbols-genesys-fight.json: Genesys dice,
+"""Symbol-pool fights (issue 25; CHK-SYM-35, CMB-GEN-3; engine/rules/fight/symbols.py,
+engine/actions/fight/check_kinds.py) on fixtures/rulesets/symbols-genesys-fight.json: Genesys dice,
 ``combat.attack`` rolling Melee against ``difficulty`` 2 opposing dice, a target's defence as
 setback dice, a weapon's toHit as boost dice; net successes hit and add to the damage; a
 triumph makes a hit critical (CMB-ATK-5: its damage dice doubled)."""
@@ -16,10 +16,10 @@ from scipy.stats import chisquare
 
 from engine import TurnContext, load_ruleset, start_state
 from engine.actions.checks import symbols
-from engine.actions.fight_kinds import attack_read, attack_roll, read_result
+from engine.actions.fight.check_kinds import attack_read, attack_roll, read_result
 from engine.dice import Stream
 from engine.rules import reasons
-from engine.rules.fight_symbols import extra_damage, opposing, setback_dice, symbol_result
+from engine.rules.fight.symbols import extra_damage, opposing, setback_dice, symbol_result
 from engine.rules.sheet import SheetView
 from engine.rules.state import State
 from engine.ruleset import combat_kind

@@ -18,8 +18,8 @@ from scipy.stats import chisquare
 from engine import Answer, Game, load_ruleset, start_state
 from engine.actions.describe import use_text
 from engine.actions.events import apply_event
-from engine.actions.fight_arms import foe_save
-from engine.actions.fight_use import gate_line
+from engine.actions.fight.arms import foe_save
+from engine.actions.fight.use import gate_line
 from engine.rules import reasons
 from engine.rules.context import TurnContext
 from engine.rules.state import State

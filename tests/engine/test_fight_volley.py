@@ -1,5 +1,5 @@
 """A weapon's mode aimed at several foes (spec/items.md ITM-MODE-6, ITM-MODE-3/4;
-engine/actions/fight_volley.py) on fixtures/rulesets/skirmish-arms.json: Ada's hunting bow
+engine/actions/fight/volley.py) on fixtures/rulesets/skirmish-arms.json: Ada's hunting bow
 looses a Volley (2 arrows, -2 to hit, up to 2 targets)."""
 
 from __future__ import annotations

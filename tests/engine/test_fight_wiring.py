@@ -122,7 +122,7 @@ def test_cmb_tpl_8_a_foes_damage_is_kept_as_it_stands_at_its_tier(written, tier,
     """DESIGN.md "State": a foe's damage formula with its references read when it joins —
     the dice left to roll — and the text rolls exactly what the template's formula rolls."""
     from engine.dice import Stream
-    from engine.rules.fight import worked
+    from engine.rules.fight.formula import worked
     from engine.rules.formula import evaluate
     from engine.ruleset import parse_formula
     formula = parse_formula(written)

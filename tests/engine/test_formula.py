@@ -18,7 +18,7 @@ from scipy.stats import chisquare
 
 from engine import TurnContext, load_ruleset, start_state
 from engine.dice import MAX_DICE, DiceExpr, Stream, roll
-from engine.rules.fight import attacks_allowed
+from engine.rules.fight.formula import attacks_allowed
 from engine.rules.formula import (
     MAX_VALUE,
     Evaluation,

@@ -11,9 +11,9 @@ from helpers import answer, fixture_json, harrow, harrow_party
 
 from engine import load_ruleset, start_state
 from engine.rules import reasons
-from engine.rules.narrative import MOMENTUM, MULTIPLIERS, defended, grade_of, half_up
+from engine.rules.fight.narrative import MOMENTUM, MULTIPLIERS, defended, grade_of, half_up
 from engine.rules.state import State
-from engine.text.fight import combat_block
+from engine.text.fight.block import combat_block
 
 GAME = harrow()
 START = harrow_party(GAME)

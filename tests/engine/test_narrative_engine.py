@@ -10,8 +10,8 @@ from helpers import answer, fixture_json, harrow, harrow_party
 
 from engine import load_ruleset, start_state
 from engine.actions.examples import Party
-from engine.actions.fight_narrative import teach_fight
-from engine.rules.narrative import GRADES, MOMENTUM, better, power
+from engine.actions.fight.narrative.combat import teach_fight
+from engine.rules.fight.narrative import GRADES, MOMENTUM, better, power
 from engine.rules.state import State
 
 GAME = harrow()

@@ -12,7 +12,7 @@ from helpers import answer, bag, fixture_json, hero
 
 from engine import load_ruleset, start_state
 from engine.actions.events import apply_event
-from engine.actions.fight_narrative_use import average, share
+from engine.actions.fight.narrative.use import average, share
 from engine.rules import reasons
 from engine.rules.context import TurnContext
 from engine.rules.state import Stack, State

@@ -15,7 +15,7 @@ from helpers import answer, fixture_json
 
 from engine import load_ruleset, start_state
 from engine.rules import reasons
-from engine.rules.narrative import (
+from engine.rules.fight.narrative import (
     EDGES,
     MOMENTUM,
     MULTIPLIERS,
@@ -380,7 +380,7 @@ def test_d100_role_1_3_the_instructions_teach_edge_flair_and_tend() -> None:
     """D100-DMG-3, D100-MOM-5, D100-PARTY-7: the GM is taught the grades it may write for
     them (the words the engine reads), in the fight's lines of the instructions."""
     from engine.actions.examples import Party
-    from engine.actions.fight_narrative import teach_fight
+    from engine.actions.fight.narrative.combat import teach_fight
 
     taught = "\n".join(teach_fight(GAME, Party(("Ada", "Bram the Quiet"))))
     assert "edge= (better, superior)" in taught  # issue 39: listed, never inside a tag
@@ -392,8 +392,8 @@ def test_cmb_hp0_3_a_hero_dead_without_a_zero_hp_rule_stays_down_when_healed() -
     """D100-PARTY-7 with CMB-HP0-3: a hero that bled out bears ``dead`` where the ruleset
     names no ``combat.zeroHp.dead``; every fight rule reads that as dead, so hit points given
     back (here: a full health pool) do not stand it up again."""
-    from engine.rules.fight import standing
-    from engine.rules.zero_hp import dead_condition, is_dead
+    from engine.rules.fight.formula import standing
+    from engine.rules.fight.zero_hp import dead_condition, is_dead
 
     assert GAME.ruleset.combat is None or GAME.ruleset.combat.zero_hp is None
     assert dead_condition(GAME) == "dead" and is_dead(GAME, ("dead",))

@@ -12,7 +12,7 @@ from helpers import answer, fixture_json, hero
 
 from engine import load_ruleset, start_state
 from engine.rules.state import State
-from engine.text.fight import combat_block
+from engine.text.fight.block import combat_block
 from engine.text.prompt import sheet_block
 
 
@@ -147,5 +147,5 @@ def test_d100_dmg_1_the_damage_formula_reads_the_attackers_sheet(level: int) -> 
     _, answers = answer(game, state, '[attack: who="Ada" target="Ogre"]', (0, 1))
     record = answers[0].record
     assert record["blow"] == str(5 + 2 * level)
-    from engine.rules.narrative import MULTIPLIERS, half_up
+    from engine.rules.fight.narrative import MULTIPLIERS, half_up
     assert record["damage"] == half_up((5 + 2 * level) * MULTIPLIERS[record["grade"]])

@@ -10,7 +10,7 @@ from fractions import Fraction
 import pytest
 
 from engine.dice import Stream
-from engine.rules.narrative import (
+from engine.rules.fight.narrative import (
     GRADES,
     MOMENTUM,
     MULTIPLIERS,

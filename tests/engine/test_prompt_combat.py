@@ -13,10 +13,10 @@ from helpers import answer, fell, fixture_json
 from engine import load_ruleset, start_state
 from engine.actions.examples import party_of
 from engine.dice import Stream
-from engine.rules.fight import attacks_left
+from engine.rules.fight.formula import attacks_left
 from engine.rules.sheet import SheetView
 from engine.rules.state import Combatant, FightCondition, State
-from engine.text.fight import combat_block
+from engine.text.fight.block import combat_block
 from engine.text.prompt import gm_context, instructions, state_context
 
 DOCUMENT = fixture_json("rulesets/skirmish.json")

@@ -18,8 +18,8 @@ import tagparse
 from engine import Game, State, TurnContext, apply_reply
 from engine.actions.examples import FOE_NAMES, Party, party_of
 from engine.rules import reasons
-from engine.rules.fight import hero_health
-from engine.text.fight import combat_block
+from engine.rules.fight.formula import hero_health
+from engine.text.fight.block import combat_block
 from engine.text.prompt import (
     ANSWER_LINE,
     KIND_USES,

@@ -1,5 +1,5 @@
 """The GM's line for items used in a fight (spec/items.md §13: ITM-USE-5, 7..9, 13..17;
-DESIGN.md "Combat" → "Prompt"; engine/actions/fight_use_teach.py): ``target=`` on
+DESIGN.md "Combat" → "Prompt"; engine/actions/fight/use_teach.py): ``target=`` on
 ``[inventory: action="use"]`` is taught with the COMBAT block's lines, so only while a fight
 is on, and only where the ruleset has an item with a use. On fixtures/rulesets/
 ember-fights.json (the fire flask, poultice, dawn bell, …) and skirmish-foes.json (no item with
@@ -11,8 +11,8 @@ from __future__ import annotations
 from helpers import answer, fixture_json
 
 from engine import load_ruleset, start_state
-from engine.actions.fight_use_teach import USE_TAIL
-from engine.text.fight import combat_block
+from engine.actions.fight.use_teach import USE_TAIL
+from engine.text.fight.block import combat_block
 from engine.text.prompt import gm_context, instructions
 
 GAME = load_ruleset(fixture_json("rulesets/ember-fights.json"))

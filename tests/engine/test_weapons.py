@@ -17,7 +17,7 @@ import replay
 from engine import load_ruleset, start_state
 from engine.actions.describe import attack_line
 from engine.dice import Stream
-from engine.rules.fight import strike
+from engine.rules.fight.formula import strike
 from engine.rules.formula import evaluate, sheet_reader
 from engine.rules.sheet import SheetView
 from engine.rules.state import State

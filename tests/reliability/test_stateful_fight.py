@@ -54,7 +54,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 import tagparse
 from engine import Answer, Game, State, TurnContext, apply_reply, load_ruleset, start_state
 from engine.rules import reasons
-from engine.rules.fight import hero_health
+from engine.rules.fight.formula import hero_health
 from engine.rules.state import plain_canonical
 from replay import parse_transcript, replay
 

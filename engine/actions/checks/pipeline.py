@@ -11,7 +11,7 @@ from ...rules import reasons
 from ...rules.checks.modifiers import collect
 from ...rules.checks.read import CheckKind, CheckRead, Rolled, ladder_step, whole
 from ...rules.context import TurnContext
-from ...rules.fight import combat_only
+from ...rules.fight.formula import combat_only
 from ...rules.game import Game
 from ...rules.sheet import SheetView, ability_modifier
 from ...rules.state import Character, State

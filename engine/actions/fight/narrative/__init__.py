@@ -1,0 +1,1 @@
+"""Narrative d100 combat: strikes graded by the GM, defences, bleeding, spoils, items used."""

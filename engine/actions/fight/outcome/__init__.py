@@ -1,0 +1,1 @@
+"""Outcome-based combat: a hero's action read through outcome tiers, both ways."""
