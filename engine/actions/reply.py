@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from operator import itemgetter
 
 from tagparse import Tag
+from tagparse.heads import Vocabulary
 
 from ..rules import reasons
 from ..rules.context import TurnContext
@@ -69,6 +70,9 @@ READS: dict[tuple[str, str | None], frozenset[str]] = {
     key: declared.reads() | {ACTION_ATTRIBUTE.get(key[0], key[0])}
     for key, declared in ACTIONS.items()
 }
+
+# The tags there are, for reading a tag a model wrote under a wrong head (tagparse.heads).
+VOCABULARY = Vocabulary(READS, ACTION_ATTRIBUTE)
 
 # The reads with no engine-only attribute among them: a tag naming only these needs no note.
 PLAIN_READS = {key: reads for key, reads in READS.items() if ENGINE_ONLY.isdisjoint(reads)}

@@ -373,11 +373,14 @@ def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Bod
 
 def _model_wrote(stream: ReplyStream) -> dict[str, Any]:
     """What the metadata says of the model's own answer parts taken out of the reply
-    (``takenOut``, as it wrote them) and of a reply ended early (``cut``); nothing when
-    neither happened."""
+    (``takenOut``, as it wrote them), of its tags written under a wrong head and read as the
+    tags they are (``readAs``: ``wrote`` and ``read``) and of a reply ended early (``cut``);
+    nothing when none of these happened."""
     found: dict[str, Any] = {}
     if stream.taken:
         found["takenOut"] = list(stream.taken)
+    if stream.mended:
+        found["readAs"] = [dict(m) for m in stream.mended]
     if stream.cut is not None:
         found["cut"] = dict(stream.cut)
     return found
@@ -395,6 +398,8 @@ def _tag_counts(stream: ReplyStream) -> str:
             refused.items()))
     if stream.taken:
         text += f" takenOut={len(stream.taken)}"
+    if stream.mended:
+        text += f" readAs={len(stream.mended)}"
     if stream.cut is not None:
         text += f" cut={stream.cut['reason']}"
     return text
