@@ -153,7 +153,7 @@ class MemoryStore:
     def usage(self) -> dict[str, int]:
         """Bytes held now (as counted against the bound), the bound, and entries."""
         with self._lock:
-            return {"bytes": self.size, "max_bytes": self.max_bytes,
+            return {"bytes": self.size, "maxBytes": self.max_bytes,
                     "entries": len(self._items)}
 
     def __len__(self) -> int:
@@ -428,7 +428,7 @@ class LayeredStore:
 
 def store_usage(store: Store) -> dict[str, Any]:
     """What ``store`` holds in this process: ``{"store": "memory" or "redis", "bytes",
-    "max_bytes", "entries"}`` of the in-process LRU (with Redis, the layer in front of it;
+    "maxBytes", "entries"}`` of the in-process LRU (with Redis, the layer in front of it;
     Redis's own memory is Redis's to report)."""
     if isinstance(store, LayeredStore):
         return {"store": "redis", **store.near.usage()}
@@ -1121,7 +1121,7 @@ class FoldOutcome:
                      "differently than this fold answers them: the front of the chat is "
                      "probably missing (or the ruleset changed), so earlier effects are missing")
         return {"anchored": self.anchored, "anchor": self.anchor, "note": note,
-                "reused_turns": self.reused, "folded_turns": self.folded,
+                "reusedTurns": self.reused, "foldedTurns": self.folded,
                 "replies": self.snapshot.replies}
 
 

@@ -12,7 +12,10 @@ compare.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import tagparse
@@ -106,6 +109,32 @@ def request_form(tag: tagparse.Tag) -> str:
     return tagparse.render(tag.kind, tag.attrs)
 
 
+# Record keys as recordings that carry the whole record wrote them before every key was
+# camelCase (answer attribute names are lower case): such a recording still regresses.
+RENAMED_RECORD_KEYS = {old.replace("_", ""): new.lower() for old, new in (
+    ("breaks_roll", "breaksRoll"), ("curse_ended", "curseEnded"), ("gate_dc", "gateDc"),
+    ("gate_label", "gateLabel"), ("gate_rolls", "gateRolls"), ("gate_total", "gateTotal"),
+    ("item_used", "itemUsed"), ("player_message", "playerMessage"))}
+# ... and the record keys whose exact fraction was text then (``"7/5"``).
+FRACTION_KEYS = frozenset({"multiplier", "harmshare", "share", "blow"})
+_FRACTION_TEXT = re.compile(r"(-?\d+)(?:/(\d+))?")
+
+
+def today_form(pairs: Pairs) -> Pairs:
+    """A recorded answer part in today's attribute names and value forms: a renamed record
+    key by its name now, and a fraction recorded as text (``"7/5"``) in the form a record
+    writes it now (``{"den":5,"num":7}``)."""
+    found = []
+    for key, value in pairs:
+        match = _FRACTION_TEXT.fullmatch(value) if key in FRACTION_KEYS else None
+        if match is not None:
+            fraction = Fraction(int(match[1]), int(match[2] or 1))
+            value = json.dumps({"den": fraction.denominator, "num": fraction.numerator},
+                               separators=(",", ":"))
+        found.append((RENAMED_RECORD_KEYS.get(key.replace("_", ""), key), value))
+    return tuple(found)
+
+
 def compare(chat: str, answered: list[AnsweredTag]) -> ChatReport:
     """Compare every attribute of each recorded answer part with its value now."""
     report = ChatReport(chat)
@@ -118,10 +147,11 @@ def compare(chat: str, answered: list[AnsweredTag]) -> ChatReport:
             continue
         report.answers += 1
         now = dict(every_answer_attr(item.answer))
-        if any(now.get(key) != value for key, value in tag.answer):
-            seen = tuple((key, now[key]) for key, _ in tag.answer if key in now)
+        recorded = today_form(tag.answer)
+        if any(now.get(key) != value for key, value in recorded):
+            seen = tuple((key, now[key]) for key, _ in recorded if key in now)
             report.differences.append(
-                Difference(item.message, item.line, request_form(tag), tag.answer, seen))
+                Difference(item.message, item.line, request_form(tag), recorded, seen))
     return report
 
 

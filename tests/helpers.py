@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -106,3 +107,45 @@ def one(state: State, name: str) -> Combatant:
 def hero(state: State, name: str) -> Character:
     """The party's character called ``name``."""
     return next(c for c in state.characters if c.name == name)
+
+
+# Every key of the JSON gmtags writes is camelCase (README "The JSON gmtags writes") ...
+SCHEMA_KEY = re.compile(r"^[a-z][A-Za-z0-9]*$")
+# ... but for the maps whose keys are data, not schema: ids from the ruleset or the party
+# (a character's abilities, skills, saves, fields, pools, tracks, lost maxima; an item's
+# stats), the attributes of a tag as the model wrote them (an answer's ``attrs``, regress's
+# ``recorded`` and ``now``), names (a strike's ``initiative`` by combatant, the panel's
+# ``changes.characters``) and the report's per-character changes by character index (``b``,
+# ``p``, ``l``, ``c``). A map is told by the key it stands under: these keys hold a map of
+# data wherever their value is an object (``characters`` is a list everywhere else).
+DATA_MAPS = frozenset({"abilities", "skills", "saves", "fields", "pools", "tracks", "lost",
+                       "stats", "attrs", "recorded", "now", "initiative", "characters",
+                       "b", "p", "l", "c"})
+# The keys of a foe's numbers, which a hero never carries (engine.rules.state.FOE_ONLY)
+FOE_KEYS = frozenset({"hp", "hpMax", "defence", "attack", "damage", "role", "tier", "modifier",
+                      "attacks", "loot", "damageType", "types", "tags", "reduction", "abilities",
+                      "regenerate", "stoppedBy"})
+
+
+def key_problems(value: Any, path: str = "") -> list[str]:
+    """Where a JSON document gmtags wrote breaks the one spelling: each schema key that is
+    not camelCase (by its path), and each hero in a state's ``combatants`` with a foe's key."""
+    problems: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not SCHEMA_KEY.match(key):
+                problems.append(f"{path}/{key}")
+            if key in DATA_MAPS and isinstance(item, dict):
+                for name, entry in item.items():
+                    problems += key_problems(entry, f"{path}/{key}/{name}")
+                continue
+            if key == "combatants" and isinstance(item, list):
+                problems += [f"{path}/combatants/{i}: a hero with {sorted(FOE_KEYS & set(c))}"
+                             for i, c in enumerate(item)
+                             if isinstance(c, dict) and c.get("side") == "party"
+                             and FOE_KEYS & set(c)]
+            problems += key_problems(item, f"{path}/{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            problems += key_problems(item, f"{path}/{index}")
+    return problems

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,6 +37,14 @@ class Answer(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+
+def fraction(value: Fraction) -> dict[str, int]:
+    """A value that is an exact fraction by the rules (a grade's multiplier ×7/5, a share of
+    health, a formula's exact value) as a record writes it (README "The JSON gmtags writes"):
+    ``{"num": 7, "den": 5}`` in lowest terms, ``{"num": 1, "den": 1}`` when whole — always
+    the same shape, and never a rounded decimal."""
+    return {"num": value.numerator, "den": value.denominator}
 
 
 def tag_ref(tag: Tag) -> TagRef:

@@ -204,7 +204,7 @@ def _unbind(game: Game, state: State, tag: Tag, who: int, character: Character,
     if cursed:
         text = f"The curse on {label} ends; {character.name} unbinds it."
     return state.with_bag(who, bag), accepted(tag, text, {"who": character.name,
-                                                            "item": label, "curse_ended": cursed})
+                                                            "item": label, "curseEnded": cursed})
 
 
 def _player_unbind(game: Game, state: State, tag: Tag, who: int, character: Character,
@@ -256,7 +256,7 @@ bind = action("inventory", "bind", Bind, needs=_binding_needed("bind"), teach=_t
               reasons=(*_WORN_REASONS, reasons.NOT_BINDABLE, reasons.BINDING_FULL),
               )(worn_handler("bind"))
 unbind = action("inventory", "unbind", Unbind, needs=_binding_needed("unbind"),
-                record={**WORN_RECORD, "curse_ended": "whether a curse ended (ITM-BIND-4)"},
+                record={**WORN_RECORD, "curseEnded": "whether a curse ended (ITM-BIND-4)"},
                 reasons=(*_WORN_REASONS, reasons.CURSED))(worn_handler("unbind"))
 
 

@@ -150,8 +150,8 @@ def _roll_gate(game: Game, state: State, who: int, item: Item, stack: Stack, ctx
         success = bool(answer.record.get("success"))
         total, rolls = answer.record.get("total", 0), answer.record.get("rolls", [])
     shown = f"{total:g}" if isinstance(total, float) else str(total)
-    record = {"gate": "passed" if success else "failed", "gate_total": total, "gate_dc": dc,
-              "gate_rolls": rolls}
+    record = {"gate": "passed" if success else "failed", "gateTotal": total, "gateDc": dc,
+              "gateRolls": rolls}
     return success, f"{label} check {shown} against {dc}, failed", record
 
 
@@ -279,7 +279,7 @@ def _spend(game: Game, state: State, item: Item, bag: list[Stack], index: int,
     breaks = item.charges.breaks_on
     if left == 0 and breaks is not None:  # ITM-BRK-1
         face = ctx.stream(kind, "use/breaks").die(breaks.die)
-        outcome.record["breaks_roll"] = face
+        outcome.record["breaksRoll"] = face
         if face <= breaks.at_most:
             bag.pop(index)
             outcome.record["broke"] = True
@@ -308,13 +308,13 @@ USE_RECORD = {
     "who": "who used it", "item": "the item's reference", "name": "the item's name",
     "used": "whether its use did something (ITM-OUT-16: an item without one is only named)",
     "gate": "passed or failed: the check before the use (ITM-GATE-1..8)",
-    "gate_total": "the gate check's total", "gate_dc": "its difficulty",
-    "gate_rolls": "its dice", "healed": "health given back", "temporary": "temporary "
+    "gateTotal": "the gate check's total", "gateDc": "its difficulty",
+    "gateRolls": "its dice", "healed": "health given back", "temporary": "temporary "
     "points kept", "restored": "a pool given back", "closed": "wound marks closed",
     "hits": "outside a fight an attack hits nobody", "left": "uses or items left",
-    "charges": "charges left", "breaks_roll": "the break die", "broke": "it broke (ITM-BRK-4)",
-    "player_message": "the Use button: what the player says",
-    "item_used": "the Use button: the [item_used] line",
+    "charges": "charges left", "breaksRoll": "the break die", "broke": "it broke (ITM-BRK-4)",
+    "playerMessage": "the Use button: what the player says",
+    "itemUsed": "the Use button: the [item_used] line",
     **FIGHT_RECORD,  # issue 25: an item used in a formula fight (spec/items.md §13)
     **KIND_USE_RECORD,  # an item used in a fight of a kind with its own answer (ITM-CLS-1..19)
 }
@@ -337,7 +337,7 @@ def _helped(game: Game, state: State, who: int, use: Use, ctx: TurnContext,
 def _spent_in_fight(game: Game, state: State, item: Item, bag: list[Stack], index: int,
                     ctx: TurnContext, kind: str) -> dict[str, Any]:
     """ITM-OUT-8 inside a fight: the item or its charges spent from ``bag`` as out of one;
-    the record (``left``, ``breaks_roll``, ``broke``)."""
+    the record (``left``, ``breaksRoll``, ``broke``)."""
     outcome = _Outcome(pools={}, conditions=[])
     _spend(game, state, item, bag, index, ctx, kind, outcome)
     return outcome.record
@@ -469,17 +469,17 @@ def _target_note(request: UseItem, answer: Answer) -> Answer:
 @action("event", "use", UseItem, record=USE_RECORD, reasons=USE_REASONS)
 def use_event(game: Game, state: State, request: UseItem,
               ctx: TurnContext) -> tuple[State, Answer]:
-    """The host's Use button (ITM-OUT-2, ITM-OUT-14/16): ``player_message`` is what the player
-    says, ``item_used`` the line of the ``[item_used]`` block (absent for an item without
+    """The host's Use button (ITM-OUT-2, ITM-OUT-14/16): ``playerMessage`` is what the player
+    says, ``itemUsed`` the line of the ``[item_used]`` block (absent for an item without
     ``use``)."""
     new_state, answer, spoken = use_item(game, state, request, ctx, "event")
     answer = _target_note(request, answer)
     if spoken is None:
         return new_state, answer
-    record = {**answer.record, "player_message": spoken}
+    record = {**answer.record, "playerMessage": spoken}
     update: dict[str, Any] = {"record": record}
     if answer.ok and answer.record.get("used") is True:
-        record["item_used"] = answer.text
+        record["itemUsed"] = answer.text
     elif answer.ok:  # ITM-OUT-16: only the player's words, no [item_used] block
         update["text"] = spoken
     return new_state, answer.model_copy(update=update)

@@ -17,7 +17,7 @@ from .bags import Thing, add_to_bag, find_thing
 from .game import DEFAULT_STACK, Game
 from .session import start_session
 from .sheet import SheetView
-from .state import STATE_FORMAT, Character, Stack, StandingOrder, State
+from .state import STATE_FORMATS, Character, Stack, StandingOrder, State
 from .tracks import track_max
 
 
@@ -289,7 +289,7 @@ def start_state(game: Game, document: Mapping[str, Any]) -> State:
 
     Raises :class:`PartyError` listing every problem with its JSON pointer.
     """
-    if document.get("format") == STATE_FORMAT:
+    if document.get("format") in STATE_FORMATS:
         try:
             state = State.model_validate(document)
         except ValidationError as error:

@@ -11,19 +11,39 @@ import json
 import math
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, Literal, Self, get_args
+from typing import Any, ClassVar, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
 
 from ..ruleset import Item
 from .memo import IdentityMemo, reuse_ends
 from .trusted import set_fields
 
-STATE_FORMAT: Literal["gmtags-state/1"] = "gmtags-state/1"
+STATE_FORMAT: Literal["gmtags-state/2"] = "gmtags-state/2"
+# The formats an exported state may be written in. Format 1 spelled its keys snake_case and
+# wrote every field; it loads as it is, because a state value reads its fields by their Python
+# names as well as by their camelCase keys.
+STATE_FORMATS = ("gmtags-state/1", STATE_FORMAT)
 
 
 class StateModel(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    """A part of the state. Its JSON follows one rule (README.md "The JSON gmtags writes"):
+    every key is the field's name in camelCase, the ruleset's spelling, and a field that holds
+    its default is left out — except the fields a :class:`WritesAlways` model names, which a
+    reader keys on (the state's ``format`` and ``encounter``, null out of a fight; a stack's
+    ``item`` and ``coin``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel,
+                              validate_by_name=True, validate_by_alias=True,
+                              serialize_by_alias=True)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy with ``update`` applied, unvalidated: exactly pydantic's ``model_copy`` for
@@ -35,9 +55,55 @@ class StateModel(BaseModel):
         return set_fields(self.__class__.__new__(self.__class__), {**self.__dict__, **update},
                       self.__pydantic_fields_set__ | update.keys())
 
+    def model_dump(self, *, by_alias: bool | None = True, exclude_defaults: bool = True,
+                   **options: Any) -> dict[str, Any]:
+        """The value as a dict by the state's one rule (camelCase keys, defaults left out)
+        unless the caller asks otherwise."""
+        return super().model_dump(by_alias=by_alias, exclude_defaults=exclude_defaults,
+                                  **options)
 
-class Stack(StateModel):
+
+
+class WritesAlways(StateModel):
+    """A state value with fields written even when they hold their default (:attr:`ALWAYS`).
+    Only the two models that have such fields serialise through Python code: every other
+    state value is dumped by pydantic alone (a state dumps four times faster so)."""
+
+    ALWAYS: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _always_written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The fields of :attr:`ALWAYS` put back where leaving out defaults took them out
+        (not where a caller excluded them), in the order of the fields."""
+        dumped: dict[str, Any] = handler(self)
+        if not self.ALWAYS:
+            return dumped
+        back = {key: default for name, key, default in _always(type(self))
+                if key not in dumped and getattr(self, name) == default}
+        if not back:
+            return dumped
+        return {key: dumped[key] if key in dumped else back[key]
+                for key in _keys(type(self)) if key in dumped or key in back}
+
+
+@cache
+def _always(model: type[WritesAlways]) -> tuple[tuple[str, str, Any], ...]:
+    """(field name, JSON key, default) of each field a model always writes."""
+    fields = model.model_fields
+    return tuple((name, fields[name].alias or name, fields[name].default)
+                 for name in model.ALWAYS)
+
+
+@cache
+def _keys(model: type[StateModel]) -> tuple[str, ...]:
+    """A model's JSON keys in the order of its fields."""
+    return tuple(field.alias or name for name, field in model.model_fields.items())
+
+
+class Stack(WritesAlways):
     """One inventory line: a catalog item, a coin or a plain item, with per-stack state."""
+
+    ALWAYS = ("item", "coin")  # what the stack is: a catalog item, a coin, or neither (null)
 
     name: str
     item: str | None = None  # catalog reference <catalog>/<entry>; identity, whatever the name
@@ -97,16 +163,6 @@ class Character(StateModel):
     reactions: tuple[StandingOrder, ...] = ()  # CMB-REACT-3: standing orders (issue 25)
     # D100-OVER-1 (issue 26): the points each pool's maximum has lost for good by pushing
     lost: dict[str, int] = Field(default_factory=dict)
-
-    @model_serializer(mode="wrap")
-    def _reactions_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A character without standing reactions (or lost maxima) serialises as it did
-        before they existed."""
-        dumped: dict[str, Any] = handler(self)
-        for key in ("reactions", "lost"):
-            if not dumped.get(key, 1):
-                del dumped[key]
-        return dumped
 
     def most(self, pool: str, most: float) -> int:
         """D100-OVER-1: a pool's maximum ``most`` (as the sheet reads it) less what pushing
@@ -187,11 +243,6 @@ class FightCondition(StateModel):
     dc: int | None = None
     by: str | None = None  # CMB-SUS-2/7: the sustainer whose sustained ability applied it
 
-    @model_serializer(mode="wrap")
-    def _only_what_is_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        dumped: dict[str, Any] = handler(self)
-        return {key: value for key, value in dumped.items() if value is not None}
-
 
 class FoeUse(StateModel):
     """CMB-ABIL-4/5, CMB-TPL-8: one of a foe's own abilities, its numbers worked out when it
@@ -209,11 +260,6 @@ class FoeUse(StateModel):
     targets: int = 1
     left: int | None = None
     spell: bool | None = None  # CMB-REACT-4: a spell (None: not one)
-
-    @model_serializer(mode="wrap")
-    def _only_what_is_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        dumped: dict[str, Any] = handler(self)
-        return {key: value for key, value in dumped.items() if value is not None}
 
 
 class Combatant(StateModel):
@@ -268,21 +314,22 @@ class Combatant(StateModel):
     regenerate: int | None = None
     stopped_by: tuple[str, ...] = ()
 
-    @model_serializer(mode="wrap")
-    def _only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """The keys of narrative fights and of Combat II's abilities are left out while they
-        hold their defaults, so a formula fight's state reads as it did."""
-        dumped: dict[str, Any] = handler(self)
-        for key, default in _WHEN_SET.items():
-            if key in dumped and dumped[key] == default:
-                del dumped[key]
-        return dumped
+    @model_validator(mode="after")
+    def _hero_without_foe_fields(self) -> Self:
+        """A hero carries none of a foe's numbers: its hit points stay in its own health pool
+        or track (so its JSON never has a foe-only key, not even as null)."""
+        if self.side == "party":
+            given = [name for name in FOE_ONLY
+                     if getattr(self, name) != type(self).model_fields[name].default]
+            if given:
+                raise ValueError(f"a hero has no {', '.join(given)} (foe-only fields)")
+        return self
 
 
-_WHEN_SET: dict[str, Any] = {"rank": None, "risk": None, "sustains": None, "reacted": None,
-                              "guard": 0, "granted": [], "hardness": 0, "reduction": 0,
-                              "base": None, "gain": 0,
-                              "abilities": [], "regenerate": None, "stopped_by": []}
+# The fields of a Combatant that only a foe has: its numbers fixed as it joins (CMB-TPL-8).
+FOE_ONLY = ("hp", "hp_max", "defence", "attack", "damage", "role", "tier", "modifier",
+            "attacks", "loot", "damage_type", "types", "tags", "reduction", "abilities",
+            "regenerate", "stopped_by")
 
 
 class Announced(StateModel):
@@ -358,17 +405,6 @@ class Encounter(StateModel):
     struck: tuple[str, ...] = ()  # D100-PARTY-8: whom the heroes struck this round, in order
     bleeding: tuple[Bleeding, ...] = ()  # D100-PARTY-7: the downed heroes' bleeding-out clocks
 
-    @model_serializer(mode="wrap")
-    def _narrative_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A formula fight's state serialises as it did before narrative fights existed."""
-        dumped: dict[str, Any] = handler(self)
-        if dumped.get("momentum", 0) is None:
-            del dumped["momentum"]
-        for key in ("announced", "defences", "struck", "bleeding"):
-            if dumped.get(key) == []:
-                del dumped[key]
-        return dumped
-
     def find(self, name: str | None) -> int | None:
         """The combatant a name names (any case), or None."""
         wanted = (name or "").strip().casefold()
@@ -400,10 +436,13 @@ class Spoils(StateModel):
     items: tuple[Spoil, ...] = ()
 
 
-class State(StateModel):
+class State(WritesAlways):
     """Everything a game has built up: the party, where it is, and the journal."""
 
-    format: Literal["gmtags-state/1"] = STATE_FORMAT
+    # a reader tells an exported state by its format, and whether a fight is on by encounter
+    ALWAYS = ("format", "encounter")
+
+    format: Literal["gmtags-state/2"] = STATE_FORMAT
     seed: str
     player: str
     dice: Literal["per-turn", "per-swipe"] = "per-turn"
@@ -415,14 +454,14 @@ class State(StateModel):
     encounter: Encounter | None = None  # the fight on now; None out of a fight
     spoils: Spoils | None = None  # D100-PARTY-10: a won narrative fight's loot record
 
-    @model_serializer(mode="wrap")
-    def _without_no_encounter(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Out of a fight the state serialises as it did before fights existed."""
-        dumped: dict[str, Any] = handler(self)
-        for key in ("encounter", "spoils"):
-            if dumped.get(key, 0) is None:
-                del dumped[key]
-        return dumped
+    @model_validator(mode="before")
+    @classmethod
+    def _read_older_format(cls, document: Any) -> Any:
+        """An exported state of an earlier format loads as this one: its keys are the fields'
+        Python names, which a state value also reads, so only ``format`` changes."""
+        if isinstance(document, dict) and document.get("format") in STATE_FORMATS:
+            return {**document, "format": STATE_FORMAT}
+        return document
 
     def character_index(self, name: str | None) -> int | None:
         """The character a ``who=`` names (any case), or the player's without a name."""
@@ -463,9 +502,9 @@ def _dumps(value: object) -> str:
 
 
 @cache
-def _key(name: str) -> str:
-    """A field name as a JSON object key (field names are the models' own: a few dozen)."""
-    return _dumps(name) + ":"
+def _key(key: str) -> str:
+    """A field's JSON key as written in an object (the models' own keys: a few dozen)."""
+    return _dumps(key) + ":"
 
 
 def plain_canonical(state: State) -> str:
@@ -501,29 +540,34 @@ def canonical_fragment(model: StateModel) -> str:
     found = _FRAGMENTS.get((model,))
     if found is not None:
         return found
-    parts: dict[str, str] = {}
-    for name in _nesting_fields(type(model)):
+    parts: dict[str, str] = {}  # by JSON key
+    nested: set[str] = set()  # by field name
+    for name, key in _nesting_fields(type(model)):
         value = getattr(model, name)
         if isinstance(value, StateModel):
-            parts[name] = canonical_fragment(value)
+            parts[key] = canonical_fragment(value)
         elif isinstance(value, tuple) and value:
-            parts[name] = _tuple_fragment(value)
+            parts[key] = _tuple_fragment(value)
+        else:
+            continue
+        nested.add(name)
     if not parts:  # nothing nested (a stack, a journal entry, a character without a bag)
         text = _dumps(model.model_dump(mode="json"))
     else:
-        own = model.model_dump(mode="json", exclude=set(parts))
-        parts.update((name, _dumps(value)) for name, value in own.items())
-        text = "{" + ",".join(_key(name) + parts[name] for name in sorted(parts)) + "}"
+        own = model.model_dump(mode="json", exclude=nested)
+        # what the model always writes (State's ``encounter``) may stand in ``own`` as well
+        parts.update((key, _dumps(value)) for key, value in own.items() if key not in parts)
+        text = "{" + ",".join(_key(key) + parts[key] for key in sorted(parts)) + "}"
     if len(text) <= MAX_REMEMBERED_TEXT:
         _FRAGMENTS.put((model,), text)
     return text
 
 
 @cache
-def _nesting_fields(model: type[StateModel]) -> tuple[str, ...]:
+def _nesting_fields(model: type[StateModel]) -> tuple[tuple[str, str], ...]:
     """The fields of a state model that hold a state value or a tuple of them, by their
-    declared types (``place: Place | None``, ``bag: tuple[Stack, ...]``)."""
-    return tuple(name for name, field in model.model_fields.items()
+    declared types (``place: Place | None``, ``bag: tuple[Stack, ...]``): (name, JSON key)."""
+    return tuple((name, field.alias or name) for name, field in model.model_fields.items()
                  if _holds_state_values(field.annotation))
 
 

@@ -13,7 +13,7 @@ hidden messages, swipes, per-swipe dice, each message numbered by its line in th
 and folded through the stage's snapshot cache, with the game folder's ruleset and party, as a
 whole chat (never re-anchored). The reply::
 
-    {"view": 1, "gmtags": "0.1.0", "game": "harrow",
+    {"view": 2, "gmtags": "0.1.0", "game": "harrow",
      "answers": [...], "state": {...}, "diagnostics": [...],
      "party": {"characters": [...], "place": {...} | null, "encounter": {...} | null},
      "refused": [2, 7], "differs": [], "lastReply": 40, "changes": {...},
@@ -57,7 +57,8 @@ from ..view import changes_view, party_view
 if TYPE_CHECKING:
     from .app import GameFolder
 
-VIEW = 1  # the reply's "view": its version, raised when a key changes meaning
+VIEW = 2  # the reply's "view": its version, raised when a key changes meaning (2: the state
+# in it is written camelCase, README "The JSON gmtags writes")
 MEMO_TURNS = 100_000  # GM replies whose answers are remembered, newest used
 RECENT_CHATS = 8  # chats whose read messages a next request of the same chat reuses
 BODY = 'the body is {"chat": [...]} (SillyTavern\'s getContext().chat) and optionally ' \

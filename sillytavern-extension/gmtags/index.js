@@ -7,7 +7,7 @@
 //
 // Plain DOM, no build step. What it uses of SillyTavern is listed in st_api.json.
 
-const VIEW = 1; // the state view's version this panel reads
+const VIEW = 2; // the state view's version this panel reads
 const STORE = 'gmtags.panel.'; // localStorage keys of the panel's own settings
 const QUICK_MS = 40; // after SillyTavern's own events: they come in bursts of a few ms
 const SETTLE_MS = 250; // after a change seen only in the page (a hide, "show more")

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from helpers import FIXTURES, ROOT
+from helpers import FIXTURES, ROOT, key_problems
 
 import tagparse
 from replay import load_party, load_ruleset, read_transcript, replay
@@ -37,6 +37,7 @@ def test_regress_over_the_whole_corpus_is_clean():
                 for c in report["chats"] for d in c["differences"]]
     assert result.returncode == 0, (problems[:10], result.stderr[-2000:])
     assert report["differences"] == 0 and report["unanswered"] == 0 and report["errors"] == 0
+    assert key_problems(report) == []
     assert len(report["chats"]) == len(index()) >= 12
     assert report["answers"] >= 1000
 

@@ -383,9 +383,9 @@ def test_the_state_shows_only_what_a_condition_sets_and_reads_back() -> None:
                      '[combat: op="condition" who="Goblin 2" add="paralyzed" save="dex" '
                      'dc="14"]')
     dumped = json.loads(state.canonical())["encounter"]["combatants"]
-    by_name = {c["name"]: c["conditions"] for c in dumped}
+    by_name = {c["name"]: c.get("conditions") for c in dumped}
     assert by_name["Goblin 1"] == [{"name": "prone", "rounds": 2}]
     assert by_name["Goblin 2"] == [{"name": "paralyzed", "save": "dex", "dc": 14}]
-    assert by_name["Ada"] == []
+    assert by_name["Ada"] is None  # no conditions: the default, left out
     assert state.canonical() == plain_canonical(state)
     assert State.model_validate(json.loads(state.canonical())) == state

@@ -267,8 +267,8 @@ def test_cmb_outc_3_a_failures_harm_comes_off_max_health_temporary_first(positio
         if hit.record["tier"] == "miss":
             break
     assert hit.record["harmLevel"] == POSITIONS.index(position) + 1
-    assert hit.record["harmShare"] == str([Fraction(1, 4), Fraction(1, 2),
-                                           Fraction(4, 5)][POSITIONS.index(position)])
+    assert hit.record["harmShare"] == [{"num": 1, "den": 4}, {"num": 1, "den": 2},
+                                       {"num": 4, "den": 5}][POSITIONS.index(position)]
     assert (hit.record["damage"], hit.record["hp"]) == (points, 10 - points)
     assert f"Ada suffers level-{hit.record['harmLevel']} harm, {points} (" in hit.text
     assert f"damage:Ada:{points}" in hit.record["events"]

@@ -144,7 +144,7 @@ def test_itm_brk_3_the_use_buttons_report_says_the_last_charge_broke_it() -> Non
         seen[broke] += 1
         if broke:
             assert result.text.endswith(" 0 left. Its last charge spent, it breaks.")
-            assert result.record["breaks_roll"] == 1 and person(new, "Ada").bag == ()
+            assert result.record["breaksRoll"] == 1 and person(new, "Ada").bag == ()
         else:
             assert result.text.endswith(" 0 left.")
             assert "breaks" not in result.text and person(new, "Ada").bag[0].charges == 0

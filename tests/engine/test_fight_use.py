@@ -306,12 +306,12 @@ def test_itm_brk_1_2_4_the_last_charge_breaks_the_bell_on_a_1_on_its_d20() -> No
     state = _last_charge()
     after, answers = first(state, BELL, lambda a: a[0].record.get("broke") is True)
     found = answers[0]
-    assert found.record["breaks_roll"] == 1
+    assert found.record["breaksRoll"] == 1
     assert found.text.endswith("Dawn bell: 0 of 3 left. Dawn bell breaks (a 1 on its die).")
     assert not any(s.item == "kit/dawn-bell" for s in hero(after, "Ada").bag)
     assert after.journal[-1].text == "Ada lost Dawn bell: it broke."  # ITM-BRK-4
     kept, answers = first(state, BELL, lambda a: a[0].ok and not a[0].record.get("broke"))
-    assert answers[0].record["breaks_roll"] > 1
+    assert answers[0].record["breaksRoll"] > 1
     assert stack_of(kept, "Ada", "kit/dawn-bell").charges == 0
 
 
@@ -321,7 +321,7 @@ def test_itm_brk_1_the_break_die_falls_1_in_20() -> None:
     faces = Counter()
     for turn in range(400):
         _, answers = answer(GAME, state, BELL, (2, turn))
-        faces[answers[0].record["breaks_roll"]] += 1
+        faces[answers[0].record["breaksRoll"]] += 1
     observed = [faces[f] for f in range(1, 21)]
     assert sum(observed) == 400 and chisquare(observed, [20] * 20).pvalue > 1e-4
 
@@ -394,8 +394,8 @@ def test_a_helping_use_without_target_is_answered_as_out_of_a_fight() -> None:
 def test_itm_gate_1_7_9_the_page_is_rolled_as_it_is_spent_and_its_buff_lasts_its_round() -> None:
     after, answers = first(FIGHT, PAGE, lambda a: a[0].record.get("gate") == "passed")
     found = answers[0]
-    rolls = found.record["gate_rolls"]
-    total = found.record["gate_total"]
+    rolls = found.record["gateRolls"]
+    total = found.record["gateTotal"]
     assert found.text.startswith(f"Ada rolls Ward to use Page of the vigil litany: {total} "
                                  f"({', '.join(map(str, rolls))}), needing 2, a success. ")
     assert "Marked for 1 round" in found.text
@@ -429,14 +429,14 @@ def test_itm_gate_8_a_condition_on_the_check_counts() -> None:
     _, plain = answer(game, state, PAGE, (1, 1))
     shaken = with_hero(state, "Ada", conditions=("rattled",))
     _, rattled = answer(game, shaken, PAGE, (1, 1))
-    assert rattled[0].record["gate_rolls"] == plain[0].record["gate_rolls"]
-    assert rattled[0].record["gate_total"] == plain[0].record["gate_total"] - 1
+    assert rattled[0].record["gateRolls"] == plain[0].record["gateRolls"]
+    assert rattled[0].record["gateTotal"] == plain[0].record["gateTotal"] - 1
 
 
 def test_itm_gate_9_the_pool_fight_line_is_the_specs() -> None:
     grave = load_ruleset(fixture_json("rulesets/gravewatch.json"))
-    record = {"gate": "passed", "gate_total": 2, "gate_dc": 2, "gate_rolls": [8, 9],
-              "gate_label": "Ward"}
+    record = {"gate": "passed", "gateTotal": 2, "gateDc": 2, "gateRolls": [8, 9],
+              "gateLabel": "Ward"}
     assert gate_line(grave, "Ada", "Page of the vigil litany", record) == (
         "Ada rolls Ward to use Page of the vigil litany: 2 successes from 2 dice at 7 or more "
         "(8, 9), needing 2 successes, a success.")
@@ -516,8 +516,8 @@ def test_the_use_event_in_a_fight_aims_at_the_only_foe_standing() -> None:
     after, found = apply_event(GAME, state, {"action": "use", "item": "Pitch stone"}, "Ada",
                                TurnContext(state.seed, (1, 1)))
     assert found.ok and found.record["targets"][0]["target"] == "Goblin 1"
-    assert found.record["player_message"] == "I use my Pitch stone."
-    assert found.record["item_used"] == found.text and one(after, "Ada").spent == ("quick",)
+    assert found.record["playerMessage"] == "I use my Pitch stone."
+    assert found.record["itemUsed"] == found.text and one(after, "Ada").spent == ("quick",)
 
 
 def test_itm_plus_1_a_uses_plus_deals_its_further_amount_on_a_hit() -> None:

@@ -439,7 +439,7 @@ def test_itm_bind_3_4_the_player_cannot_undo_a_curse() -> None:
     # ITM-BIND-4, OQ-11: the GM's unbind ends it
     ended, answers = answer(game, state, '[inventory: action="unbind" item="Dawn bell" '
                                          'who="Ada"]')
-    assert answers[0].ok and answers[0].record["curse_ended"] is True
+    assert answers[0].ok and answers[0].record["curseEnded"] is True
     assert not stacks(ended, "Ada")[-1].bound
 
 

@@ -101,7 +101,7 @@ def test_itm_cls_2_4_8_an_attack_item_hurts_the_only_foe_by_its_share() -> None:
     its ``use`` says (the pebble's attack)."""
     after, done = use('[inventory: action="use" item="Pebble"]')
     # 1/20 of 70 = 3.5, rounded half up
-    assert done.ok and (done.record["damage"], done.record["share"]) == (4, "1/20")
+    assert done.ok and (done.record["damage"], done.record["share"]) == (4, {"num": 1, "den": 20})
     assert ogre(after) == 66 and "4 damage (1/20 of 70) · Ogre 66/70" in done.text
     assert count(after, "Pebble") == 2  # ITM-CLS-9: without consumes it stays
 
@@ -154,7 +154,7 @@ def test_itm_cls_13_14_charges_are_spent_and_the_last_rolls_its_break() -> None:
     after, done = use('[inventory: action="use" item="Charm"]')
     assert done.record["left"] == 1
     later, done = use('[inventory: action="use" item="Charm"]', after, 2)
-    assert done.record["left"] == 0 and done.record["breaks_roll"] in (1, 2)
+    assert done.record["left"] == 0 and done.record["breaksRoll"] in (1, 2)
     assert done.record["broke"] is True and count(later, "Charm") == 0  # d2 ≤ 2 always breaks
     _, refusal = use('[inventory: action="use" item="Charm"]', START.with_bag(
         0, tuple(s.model_copy(update={"charges": 0}) if s.name == "Charm" else s
@@ -178,7 +178,7 @@ def test_itm_cls_11_12_a_slotted_item_works_only_while_worn_and_the_worn_one_is_
 def test_itm_cls_15_17_a_failed_gate_uses_it_up_for_nothing() -> None:
     after, done = use('[inventory: action="use" item="Token"]')
     assert done.record["gate"] == "failed" and "status" not in done.record
-    total = done.record["gate_total"]
+    total = done.record["gateTotal"]
     assert done.text == (f"Ada rolls Barter to use Token: {total} against 100, failed, and it "
                          "is used up for nothing. 1 left.")
     assert count(after, "Token") == 1 and "rattled" not in hero(after, "Ada").conditions
@@ -225,7 +225,7 @@ def test_an_announced_strike_lands_in_a_round_of_item_use() -> None:
 def test_the_host_use_button_in_a_fight_and_a_swipe_rolls_the_same() -> None:
     ctx = TurnContext(START.seed, (0, 1))
     _, done = apply_event(GAME, START, {"action": "use", "item": "Pebble"}, "Ada", ctx)
-    assert done.ok and done.record["damage"] == 4 and done.record["player_message"] == (
+    assert done.ok and done.record["damage"] == 4 and done.record["playerMessage"] == (
         "I use my Pebble.")
     one, first = use('[inventory: action="use" item="Token"]')
     two, second = use('[inventory: action="use" item="Token"]')

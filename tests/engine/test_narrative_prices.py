@@ -146,6 +146,6 @@ def test_d100_dmg_1_the_damage_formula_reads_the_attackers_sheet(level: int) -> 
     state, _ = answer(game, start_state(game, party), OGRE)
     _, answers = answer(game, state, '[attack: who="Ada" target="Ogre"]', (0, 1))
     record = answers[0].record
-    assert record["blow"] == str(5 + 2 * level)
+    assert record["blow"] == {"num": 5 + 2 * level, "den": 1}
     from engine.rules.fight.narrative import MULTIPLIERS, half_up
     assert record["damage"] == half_up((5 + 2 * level) * MULTIPLIERS[record["grade"]])

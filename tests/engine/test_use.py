@@ -187,7 +187,7 @@ def test_itm_out_12_a_failed_gate_uses_the_page_up_for_nothing() -> None:
     def fails_with_one(turn: tuple[int, int]) -> bool:
         new, answers = answer(game, state, PAGE, turn)
         found[:] = [new, answers[0]]
-        return answers[0].record.get("gate_total") == 1
+        return answers[0].record.get("gateTotal") == 1
     turn_where(fails_with_one)
     new, result = found
     assert result.ok
@@ -221,7 +221,7 @@ def test_itm_out_11_the_gate_rolls_the_rulesets_pool_with_the_sheet_number() -> 
     draws = 3000
     for reply in range(draws):
         _, answers = answer(game, state, PAGE, (0, reply))
-        assert len(answers[0].record["gate_rolls"]) == 3
+        assert len(answers[0].record["gateRolls"]) == 3
         passed += answers[0].record["gate"] == "passed"
     p = sum(comb(3, k) * 0.4 ** k * 0.6 ** (3 - k) for k in (2, 3))
     assert chisquare([passed, draws - passed], [p * draws, (1 - p) * draws]).pvalue > 0.001
@@ -231,7 +231,7 @@ def test_itm_gate_8_conditions_change_the_gate_check() -> None:
     """Rattled takes one die from Ward checks: the gate rolls 2 dice, not 3."""
     game, state = _gated(skills={"ward": "sworn"}, conditions=["rattled"])
     _, answers = answer(game, state, PAGE)
-    assert len(answers[0].record["gate_rolls"]) == 2
+    assert len(answers[0].record["gateRolls"]) == 2
 
 
 def test_itm_gate_dice_are_not_the_replys_own_skill_check_dice() -> None:
@@ -240,7 +240,7 @@ def test_itm_gate_dice_are_not_the_replys_own_skill_check_dice() -> None:
     for reply in range(200):
         _, answers = answer(game, state, '[skill_check: skill="ward" dc="2" who="Ada"] ' + PAGE,
                             (0, reply))
-        same += answers[0].record["rolls"] == answers[1].record["gate_rolls"]
+        same += answers[0].record["rolls"] == answers[1].record["gateRolls"]
     assert same < 20  # 1000 possible triples: equal by chance about once in 200
 
 
@@ -267,7 +267,7 @@ def test_itm_gate_3_difficulty_read_from_the_items_stat() -> None:
     game = grave(stat_gate)
     state = grave_party(game, [{"item": "kit/litany-page", "count": 2}])
     _, answers = answer(game, state, PAGE)
-    assert answers[0].record["gate_dc"] == 3
+    assert answers[0].record["gateDc"] == 3
 
 
 def test_itm_gate_2_a_gate_on_a_sheet_value() -> None:
@@ -278,7 +278,7 @@ def test_itm_gate_2_a_gate_on_a_sheet_value() -> None:
     game = grave(value_gate)
     state = grave_party(game, [{"item": "kit/litany-page", "count": 2}])  # Wits 2: 2 dice
     _, answers = answer(game, state, PAGE)
-    assert len(answers[0].record["gate_rolls"]) == 2
+    assert len(answers[0].record["gateRolls"]) == 2
     assert answers[0].record["gate"] in ("passed", "failed")
 
 
@@ -335,7 +335,7 @@ def test_itm_brk_1_only_the_last_charge_rolls() -> None:
     state = grave_party(game, [bell()])
     for reply in range(50):
         _, answers = answer(game, state, BELL, (0, reply))
-        assert "breaks_roll" not in answers[0].record
+        assert "breaksRoll" not in answers[0].record
 
 
 # --- ITM-OUT-9 and other refusals: nothing changes ------------------------------------------
@@ -392,8 +392,8 @@ def test_itm_out_16_a_plain_item_is_still_named() -> None:
                                     TurnContext(state.seed, (0, 0)))
     assert new is state
     assert event_answer.ok and event_answer.text == "I use my rope."
-    assert event_answer.record["player_message"] == "I use my rope."
-    assert "item_used" not in event_answer.record
+    assert event_answer.record["playerMessage"] == "I use my rope."
+    assert "itemUsed" not in event_answer.record
 
 
 def test_itm_out_16_an_item_without_use_is_still_named() -> None:
@@ -403,7 +403,7 @@ def test_itm_out_16_an_item_without_use_is_still_named() -> None:
                                     "Ada", TurnContext(state.seed, (0, 0)))
     assert new is state
     assert event_answer.text == "I use my Grave spade."
-    assert "item_used" not in event_answer.record
+    assert "itemUsed" not in event_answer.record
 
 
 # --- ITM-OUT-14: the Use event ----------------------------------------------------------------
@@ -416,8 +416,8 @@ def test_itm_out_14_the_use_event_gives_the_player_message_and_item_used_block()
                               TurnContext(state.seed, turn))
     assert result.ok
     assert result.text == "Juno uses Poultice: heals 4 (Grit 6/11). 1 left."
-    assert result.record["player_message"] == "I use my Poultice."
-    assert result.record["item_used"] == result.text
+    assert result.record["playerMessage"] == "I use my Poultice."
+    assert result.record["itemUsed"] == result.text
     assert person(new, "Juno").pools["health"] == 6
 
 
@@ -428,7 +428,7 @@ def test_itm_out_14_a_refused_use_event_changes_nothing() -> None:
                               TurnContext(state.seed, (0, 0)))
     assert new is state
     assert result.reason == "not-worn"
-    assert "item_used" not in result.record
+    assert "itemUsed" not in result.record
 
 
 # --- ITM-OUT-10, determinism, bad input ------------------------------------------------------

@@ -163,11 +163,11 @@ def test_itm_out_11_a_gate_rolls_with_the_users_wound_penalty() -> None:
         clean = _gate(game, mire_party(game, tracks={}), turn)
         hurt = _gate(game, mire_party(game, tracks={"wounds": 2}), turn)
         worse = _gate(game, mire_party(game, tracks={"wounds": 4}), turn)
-        assert clean["gate_rolls"] == hurt["gate_rolls"] == worse["gate_rolls"]
-        assert clean["gate_total"] == sum(clean["gate_rolls"]) + 4
-        assert hurt["gate_total"] == clean["gate_total"] - 1
-        assert worse["gate_total"] == clean["gate_total"] - 2
-        assert hurt["gate"] == ("passed" if hurt["gate_total"] >= 8 else "failed")
+        assert clean["gateRolls"] == hurt["gateRolls"] == worse["gateRolls"]
+        assert clean["gateTotal"] == sum(clean["gateRolls"]) + 4
+        assert hurt["gateTotal"] == clean["gateTotal"] - 1
+        assert worse["gateTotal"] == clean["gateTotal"] - 2
+        assert hurt["gate"] == ("passed" if hurt["gateTotal"] >= 8 else "failed")
 
 
 def test_itm_out_11_a_failed_gate_names_the_lowered_total() -> None:
@@ -176,7 +176,7 @@ def test_itm_out_11_a_failed_gate_names_the_lowered_total() -> None:
     turn = turn_where(lambda t: _gate(game, state, t)["gate"] == "failed")
     record = _gate(game, state, turn)
     _, answers = answer(game, state, KNOT, turn)
-    assert answers[0].text == (f"Ada uses Ward knot: Ward check {record['gate_total']} against 8, "
+    assert answers[0].text == (f"Ada uses Ward knot: Ward check {record['gateTotal']} against 8, "
                                "failed; it is used up for nothing. 1 left.")
 
 
@@ -195,8 +195,8 @@ def test_itm_out_11_a_dice_pool_gate_rolls_one_die_fewer_per_penalty_point() -> 
     for reply in range(10):
         _, whole = answer(game, clean, PAGE, (0, reply))
         _, fewer = answer(game, hurt, PAGE, (0, reply))
-        assert len(whole[0].record["gate_rolls"]) == 3
-        assert fewer[0].record["gate_rolls"] == whole[0].record["gate_rolls"][:2]
+        assert len(whole[0].record["gateRolls"]) == 3
+        assert fewer[0].record["gateRolls"] == whole[0].record["gateRolls"][:2]
 
 
 def test_itm_out_11_a_skill_check_carries_the_penalty_and_names_the_track() -> None:

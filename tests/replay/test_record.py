@@ -272,3 +272,15 @@ def test_regress_reports_a_recorded_attribute_the_engine_no_longer_gives():
     (difference,) = regress("x", GAME, read_source(extra), harrow_party(GAME)).differences
     assert difference.changes() == [("paid_in", "gold", None)]
     assert difference.diff_lines() == ["- paid_in: gold"]
+
+
+def test_regress_reads_record_keys_and_fractions_as_recordings_wrote_them_before_camel_case():
+    """A recording carrying the whole record from before one spelling (``gate_total``,
+    ``multiplier="7/5"``) compares with today's ``gateTotal`` and ``{"num": 7, "den": 5}``."""
+    from replay.regress import today_form
+
+    assert today_form((("gate_total", "9"), ("multiplier", "7/5"), ("blow", "10"),
+                      ("paid_in", "x"), ("text", "1/2"))) == (
+        ("gatetotal", "9"), ("multiplier", '{"den":5,"num":7}'),
+        ("blow", '{"den":1,"num":10}'),
+        ("paid_in", "x"), ("text", "1/2"))

@@ -154,7 +154,7 @@ def test_record_and_export_state_commands(tmp_path):
                                   "-o", str(state_path)])
     assert result.exit_code == 0, result.output
     state = json.loads(state_path.read_text(encoding="utf-8"))
-    assert state["format"] == "gmtags-state/1"
+    assert state["format"] == "gmtags-state/2"
     # The exported state is a party for the next session: replaying nothing keeps it.
     empty = tmp_path / "next.jsonl"
     empty.write_text('{"role": "player", "text": "Next session."}', encoding="utf-8")

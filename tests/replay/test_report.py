@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import FIXTURES
+from helpers import FIXTURES, key_problems
 
 import replay
 from engine import Answer, State
@@ -109,6 +109,20 @@ def test_report_embeds_the_document_as_json():
     assert embedded(page) == json.loads(json.dumps(report_document(GAME, transcript, state,
                                                                    "demo")))
     assert embedded(page)["format"] == REPORT_FORMAT
+
+
+@pytest.mark.parametrize("chat, ruleset, party", [
+    ("harrow-long-road.jsonl", "harrow", "harrow"), ("srd5-fights.jsonl", "srd5", "srd5"),
+    ("against-d100-fights.jsonl", "against-d100-fight", "against-d100-fight")])
+def test_the_reports_data_spells_every_key_camel_case(chat: str, ruleset: str,
+                                                     party: str) -> None:
+    """README "The JSON gmtags writes": the report's data too (its per-character changes are
+    maps by character index, data like a character's skills)."""
+    game = replay.load_ruleset(FIXTURES / f"rulesets/{ruleset}.json")
+    transcript = replay.read_transcript(FIXTURES / "chats/corpus" / chat)
+    document = report_document(game, transcript,
+                               replay.load_party(game, FIXTURES / f"parties/{party}.json"))
+    assert key_problems(document) == []
 
 
 def test_report_is_deterministic():

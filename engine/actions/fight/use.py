@@ -422,9 +422,9 @@ def gate_line(game: Game, user: str, label: str, record: dict[str, Any]) -> str:
     """ITM-GATE-9: the gate check in the combat log — ``Ada rolls Ward to use Page of the
     vigil litany: 2 successes from 2 dice at 7 or more (8, 9), needing 2 successes, a
     success.`` in a pool fight; the dice and total against the difficulty elsewhere."""
-    rolls = [str(r) for r in record.get("gate_rolls", [])]
-    total, dc = record.get("gate_total", 0), record.get("gate_dc", 0)
-    use = record.get("gate_label", "")
+    rolls = [str(r) for r in record.get("gateRolls", [])]
+    total, dc = record.get("gateTotal", 0), record.get("gateDc", 0)
+    use = record.get("gateLabel", "")
     res = game.ruleset.resolution
     passed = "a success" if record.get("gate") == "passed" else "a failure"
     if res is not None and res.kind == "dice-pool" and res.target is not None:
@@ -538,7 +538,7 @@ def use_in_fight(game: Game, state: State, request: Request, found: tuple[int, i
     if gate_record.get("gate") in ("passed", "failed"):  # ITM-GATE-7/9: rolled as it is spent
         gate_label = _gate_label(game, use)
         done.first.append(gate_line(game, character.name, label,
-                                    {**gate_record, "gate_label": gate_label}))
+                                    {**gate_record, "gateLabel": gate_label}))
     shared: dict[str, Any] = {}
     if not passed:  # ITM-GATE-6: the item or its charges used up for nothing
         done.words.append("it is used up for nothing")
@@ -580,7 +580,7 @@ def _spent(game: Game, done: _Done, request: Request, found: tuple[int, int, Ite
     lines = [_left_words(item, label, before, spent)]
     journal: list[str] = []
     if spent.get("broke"):  # ITM-BRK-2/4
-        lines.append(f"{label} breaks (a {spent['breaks_roll']} on its die).")
+        lines.append(f"{label} breaks (a {spent['breaksRoll']} on its die).")
         journal.append(f"{character.name} lost {label}: it broke.")
     elif item.use is not None and item.use.consumes and not spent.get("left"):  # ITM-USE-20
         journal.append(f"{character.name} used up {label}.")

@@ -221,7 +221,7 @@ def test_a_new_three_turn_chat_keeps_its_own_earn(stage: Stage, model: FakeModel
     earn = 'Coins! [inventory: action="earn" amount="5 shillings" who="Ada"]'
     sent = [SYSTEM, user("new chat"), gm(earn), user("hi")]
     meta = stage.chat(sent).json()["gmtags"]
-    assert meta["anchor"] == "start" and meta["folded_turns"] == 3
+    assert meta["anchor"] == "start" and meta["foldedTurns"] == 3
     assert section_of(model.requests[-1]) == on_a_fresh_server(model, games_dir, sent)
 
 
@@ -283,7 +283,7 @@ def test_a_chat_edited_near_its_start_folds_its_edit(stage: Stage, model: FakeMo
     stage.chat([SYSTEM, *turns, user("last")])
     edited = [turns[0], gm("Nothing happens."), *turns[2:]]
     meta = stage.chat([SYSTEM, *edited, user("last")]).json()["gmtags"]
-    assert meta["anchor"] == "cached" and meta["reused_turns"] == 1
+    assert meta["anchor"] == "cached" and meta["reusedTurns"] == 1
 
 
 # --- the same through a real `gmtags serve` process ---------------------------------------------

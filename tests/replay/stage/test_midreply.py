@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers import key_problems
 from stage_servers import FIXTURES, ServerThread, Stage, chunks, game_folders, start_stage
 
 import tagparse
@@ -408,6 +409,31 @@ def test_a_fight_is_answered_after_the_reply_and_nothing_after_its_first_tag_sto
     assert narrated(content) == ["saw", "guess", "guess", "guess"]
     assert meta["resolve"]["stoppedAt"] == [0]
     replays_clean(folders, "fight", messages, content, meta)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("game", ["fight", "after", "mid-no"])
+def test_the_metadata_and_the_state_view_spell_every_key_camel_case(
+        mid: Stage, writer: Writer, game: str, stream: bool) -> None:
+    """README "The JSON gmtags writes": the ``gmtags`` metadata of a reply answered mid-way
+    (``fight``) or after it (``after``; ``mid-no``, whose metadata says why), streamed or
+    not, and the ``/state`` view of the chat in the fight it started, with heroes and foes."""
+    writer.stories["Ambush!"] = [
+        "Ada checks her purse. ", '[inventory: action="pay" amount="1 silver" who="Ada"]',
+        " Goblins! ", '[combat: op="start" foe="Goblin" count="2"]', " Ada swings. ",
+        '[attack: who="Ada" target="Goblin 1"]', " Up. ", CLIMB]
+    messages = [SYSTEM, user("Ambush!")]
+    content, meta, _, _ = ask(mid, game, messages, stream)
+    assert meta["answers"] and "foldedTurns" in meta
+    assert key_problems(meta) == []
+    chat = [{"name": "Ada", "is_user": True, "is_system": False, "mes": "Ambush!"},
+            {"name": "GM", "is_user": False, "is_system": False, "mes": content}]
+    view = httpx.post(mid.url(f"/games/{game}/v1/state"), json={"chat": chat}, timeout=60)
+    assert view.status_code == 200, view.text
+    if game == "fight":  # heroes and goblins, each written as its side is
+        fighting = view.json()["state"]["encounter"]["combatants"]
+        assert {c["side"] for c in fighting} == {"party", "foes"}
+    assert key_problems(view.json()) == []
 
 
 def test_max_stops_bounds_the_continuations_and_the_rest_is_answered_after(

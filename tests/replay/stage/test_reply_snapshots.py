@@ -81,7 +81,7 @@ def test_a_reply_sent_back_is_taken_from_its_saved_state_and_answers_the_same(
     finally:
         warm.server.stop()
     for request, metadata, section in played[1:]:
-        assert (metadata["folded_turns"], metadata["reused_turns"]) == (1, len(request) - 1)
+        assert (metadata["foldedTurns"], metadata["reusedTurns"]) == (1, len(request) - 1)
         cold = start_stage(model, games_dir)
         try:
             response = cold.chat(request, game=game)
@@ -104,5 +104,5 @@ def test_an_edited_reply_is_folded_again_not_taken_from_the_saved_one(
     assert edited != content
     again = stage.chat([user("go"), {"role": "assistant", "content": edited}, user("on")])
     metadata = again.json()["gmtags"]
-    assert (metadata["folded_turns"], metadata["reused_turns"]) == (2, 1)
+    assert (metadata["foldedTurns"], metadata["reusedTurns"]) == (2, 1)
     assert "Torch" in section_of(model.requests[-1])

@@ -556,7 +556,7 @@ def test_healthz_says_what_the_in_process_store_holds_against_its_bound(
     try:
         before = httpx.get(health, timeout=60).json()["snapshots"]
         assert before == {"store": "memory", "bytes": 0, "entries": 0,
-                          "max_bytes": DEFAULT_CACHE_MB * 1024 * 1024}
+                          "maxBytes": DEFAULT_CACHE_MB * 1024 * 1024}
         history = [user("hello")]
         for _ in range(3):
             reply = httpx.post(upstream.server.url + "/games/harrow/v1/chat/completions",
@@ -565,7 +565,7 @@ def test_healthz_says_what_the_in_process_store_holds_against_its_bound(
         after = httpx.get(health, timeout=60).json()["snapshots"]
     finally:
         upstream.stop()
-    assert after["entries"] > 0 and 0 < after["bytes"] <= after["max_bytes"]
+    assert after["entries"] > 0 and 0 < after["bytes"] <= after["maxBytes"]
     assert after["bytes"] > after["entries"] * ENTRY_OVERHEAD  # keys and values counted too
 
 
@@ -573,8 +573,8 @@ def test_store_usage_names_the_in_process_layer_in_front_of_redis() -> None:
     near = LayeredStore(RedisStore("redis://127.0.0.1:1/0"), near_bytes=5_000)
     near.near.put_many({"snap:a": b"x" * 10})
     assert store_usage(near) == {"store": "redis", "bytes": 6 + 10 + ENTRY_OVERHEAD,
-                                 "max_bytes": 5_000, "entries": 1}
-    assert store_usage(MemoryStore(max_bytes=7))["max_bytes"] == 7
+                                 "maxBytes": 5_000, "entries": 1}
+    assert store_usage(MemoryStore(max_bytes=7))["maxBytes"] == 7
 
 
 def test_the_stage_gives_freed_memory_back_every_so_many_requests(

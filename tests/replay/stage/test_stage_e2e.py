@@ -336,7 +336,7 @@ def test_two_processes_sharing_redis_give_the_same_answers(
         assert a["choices"] == b["choices"]
         assert a["gmtags"]["answers"] == b["gmtags"]["answers"]
         assert b["gmtags"]["anchor"] == "cached"  # the second process used the first's work
-        assert b["gmtags"]["folded_turns"] == 0
+        assert b["gmtags"]["foldedTurns"] == 0
     finally:
         for process in (first, second):
             process.terminate()

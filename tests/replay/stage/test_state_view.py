@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers import ROOT, key_problems
 from st_chats import (
     corpus,
     game_name,
@@ -60,6 +61,7 @@ def test_state_equals_replay_on_every_corpus_chat_saved_by_sillytavern(
         assert response.status_code == 200, response.text
         view = response.json()
         assert view["view"] == VIEW and view["game"] == game
+        assert key_problems(view) == [] and key_problems(expected) == []  # one spelling
         for key in SHARED:
             assert view[key] == expected[key], (name, per_swipe, key)
         assert view["refused"] == [i for i, a in enumerate(expected["answers"]) if not a["ok"]]
@@ -341,3 +343,10 @@ def test_an_empty_chat_is_the_party(stage: Stage) -> None:
     assert view["answers"] == [] and view["lastReply"] is None
     assert [d["code"] for d in view["diagnostics"]] == ["no-messages"]
     assert json.dumps(view)  # plain JSON
+
+
+def test_the_panel_reads_the_view_this_stage_sends() -> None:
+    """A change of the view's keys (2: the state in it written camelCase) raises VIEW, and
+    the panel shipped beside it reads that version."""
+    script = (ROOT / "sillytavern-extension/gmtags/index.js").read_text(encoding="utf-8")
+    assert f"const VIEW = {VIEW};" in script

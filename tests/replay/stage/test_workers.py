@@ -97,8 +97,8 @@ def test_two_workers_answer_a_chat_as_one_process_whichever_takes_each_request(
         if turns > 1:
             # the previous request's two new turns were folded by the other worker
             assert document["gmtags"]["anchor"] == "cached"
-            assert document["gmtags"]["reused_turns"] == 2 * (turns - 1) - 1
-            assert document["gmtags"]["folded_turns"] == 2
+            assert document["gmtags"]["reusedTurns"] == 2 * (turns - 1) - 1
+            assert document["gmtags"]["foldedTurns"] == 2
     assert len(set(workers.answered_by(before + 8)[before:])) == 2
 
 
@@ -139,7 +139,7 @@ def test_a_killed_worker_loses_no_request_and_is_started_again(
             os.kill(pid, signal.SIGCONT)
     assert workers.answered_by(0)[-1] == others[0]
     assert _answer(document) == expected[0]
-    assert document["gmtags"]["folded_turns"] == 0  # its snapshot came from Redis
+    assert document["gmtags"]["foldedTurns"] == 0  # its snapshot came from Redis
 
 
 def test_redis_restarted_mid_traffic_still_answers_correctly(

@@ -76,7 +76,7 @@ from ....rules.sheet import SheetView
 from ....rules.state import Announced, Combatant, Defence, Encounter, State
 from ....ruleset import Formula, parse_formula
 from ....ruleset.fight import Narrative, Overexertion, Technique
-from ...answers import Answer, accepted, refused
+from ...answers import Answer, accepted, fraction, refused
 from ...attrs import FIGHTER, TEXT
 from ...declare import FIRST, Refusal, Request, action, attr, request
 from ...examples import FOE, FOE_COUNT, FOE_NAMES, Party, example
@@ -103,8 +103,9 @@ ATTACK_RECORD = {
     "roll": "narrative: the d100 (1..100)", "margin": "narrative: chance − roll",
     "grade": "narrative: critical, clean, solid, glancing, blocked, miss or backfire",
     "rolled": "narrative: the grade before the target's defence",
-    "multiplier": "narrative: the grade's damage multiplier", "purpose": "narrative: kill, "
-    "subdue, incapacitate or restrained", "blow": "narrative: the damage formula's value",
+    "multiplier": "narrative: the grade's damage multiplier, a fraction {num, den}",
+    "purpose": "narrative: kill, subdue, incapacitate or restrained",
+    "blow": "narrative: the damage formula's exact value, a fraction {num, den}",
     "gap": "narrative: the gap label (D100-RANK-6)",
     "momentum": "narrative: the side's momentum after", "momentumChange": "narrative: what "
     "the strike moved it by", "effort": "narrative: the effort word",
@@ -730,13 +731,13 @@ def blow(game: Game, state: State, encounter: Encounter, me: int, at: int, grade
     record: dict[str, Any] = {
         "round": encounter.round, "attacker": attacker.name, "target": target.name,
         "chance": odds, "parts": [p.json() for p in parts], "roll": roll, "margin": margin,
-        "grade": grade, "multiplier": str(multiplier), "purpose": grades.purpose,
+        "grade": grade, "multiplier": fraction(multiplier), "purpose": grades.purpose,
         "damage": dealt, "gap": label}
     if defence is not None:
         record["rolled"] = rolled
         record["defence"] = defence
     if formula_value is not None:
-        record["blow"] = str(formula_value)
+        record["blow"] = fraction(formula_value)
     for name, value in effort.rows:
         record[name] = value
     state, encounter, hp_after, events = struck(game, state, encounter, at, dealt)

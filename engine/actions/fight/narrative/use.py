@@ -34,7 +34,7 @@ from ....rules.state import Character, Encounter, FightCondition, JournalEntry, 
 from ....rules.tracks import health_pool
 from ....ruleset import Item
 from ....ruleset.combat import Amount, Use
-from ...answers import Answer, accepted, refused
+from ...answers import Answer, accepted, fraction, refused
 from ...checks import skill_check
 from ...checks.pipeline import value_check
 from . import combat as narrative
@@ -47,7 +47,8 @@ STATUS_ROUNDS = 2  # ITM-CLS-6: an applied status lasts 2 rounds unless the use 
 
 FIGHT_RECORD = {
     "round": "a narrative fight: the round", "slot": "its place in the reply's tags",
-    "share": "the share of the target's maximum health it moved (ITM-CLS-4)",
+    "share": "the share of the target's maximum health it moved (ITM-CLS-4), a fraction "
+             "{num, den}",
     "moved": "the hit points it moved", "healed": "hit points given back",
     "status": "the status it applied: name, rounds (ITM-CLS-6)",
     "element": "its damageType (ITM-CLS-5)", "ignored": "what has no place in the fight "
@@ -304,7 +305,7 @@ def _effect(game: Game, state: State, me: int, at: int, use: Use, record: dict[s
         part = share(use.amount)
         most = narrative.hp_max(game, state, target)
         moved = max(half_up(most * part), 1) if most else 0
-        record.update({"share": str(part), "moved": moved})
+        record.update({"share": fraction(part), "moved": moved})
         if use.kind == "attack":
             state, encounter, after, events = narrative.struck(game, state, encounter, at,
                                                                moved)
@@ -424,7 +425,7 @@ def _gate(game: Game, state: State, who: int, item: Item, label: str, ctx: TurnC
         success, total = bool(answer.record.get("success")), answer.record.get("total", 0)
     number = f"{total:g}" if isinstance(total, float) else str(total)
     return (bool(success), f"{shown} to use {label}: {number} against {dc}, failed",
-            {"gate": "passed" if success else "failed", "gate_total": total, "gate_dc": dc})
+            {"gate": "passed" if success else "failed", "gateTotal": total, "gateDc": dc})
 
 
 def _spend(state: State, who: int, item: Item, index: int, label: str, ctx: TurnContext,
@@ -452,7 +453,7 @@ def _spend(state: State, who: int, item: Item, index: int, label: str, ctx: Turn
         breaks = item.charges.breaks_on
         if left == 0 and breaks is not None:
             face = ctx.stream(kind, "use/breaks").die(breaks.die)
-            record["breaks_roll"] = face
+            record["breaksRoll"] = face
             if face <= breaks.at_most:
                 bag.pop(index)
                 record["broke"] = True

@@ -37,7 +37,7 @@ from ....ruleset import Item, Template
 from ....ruleset.combat import Attack
 from ....ruleset.fight import EFFECTS, POSITIONS, OutcomeRule
 from ....ruleset.resolution import Outcomes
-from ...answers import Answer
+from ...answers import Answer, fraction
 from ...checks.pipeline import effective_resolution, roll_check
 from ...declare import Refusal
 from ...examples import END_LINE, FOE_NAMES, Party, example, join_line
@@ -208,7 +208,7 @@ def strike(game: Game, state: State, request: Graded, encounter: Encounter,
         "total": checked.record.get("total"), "outcome": tier.label, "tier": tier.id,
         "reading": kind, "position": position, "effect": effect, "harmDealt": dealt,
         "harm": foe.hp, "harmMax": foe.hp_max, "harmLevel": exchanged.level,
-        "harmShare": str(harm_share(rule, exchanged.level)), "damage": points,
+        "harmShare": fraction(harm_share(rule, exchanged.level)), "damage": points,
         "hp": after.hp, "hpMax": after.hp_max}
     if checked.record.get("critical") is not None:
         record["critical"] = checked.record["critical"]
@@ -266,7 +266,7 @@ OUTCOME_RECORD = {
     "harmMax": "outcome fights: the foe's harm levels in all",
     "harmLevel": "outcome fights: the level of the harm that came back (0: none)",
     "harmShare": "outcome fights: the share of maximum health one harm of that level takes "
-                 "(CMB-OUTC-3), as a fraction",
+                 "(CMB-OUTC-3), as a fraction {num, den}",
     "toHit": "outcome fights: the weapon's toHit, added to the check as its bonus",
     "weaponEffect": "outcome fights: the weapon's attack.effect, harm levels added to what "
                     "the effect dealt",
