@@ -240,6 +240,16 @@ Teach = Callable[[Game, Party], Sequence[str]]
 party's names (:mod:`engine.actions.examples`)."""
 
 
+@dataclass(frozen=True, slots=True)
+class ByRuleset:
+    """The requests of an action that reads other attributes under other rulesets
+    (``[attack:]`` reads what its kind of combat grades): ``of(game)`` names the request a
+    game reads in ``requests``; names sharing one request share it."""
+
+    of: Callable[[Game], str]
+    requests: Mapping[str, type[Request]]
+
+
 FIRST, ROUND, LAST = "first", "round", "last"
 PHASES = (FIRST, ROUND, LAST)
 """When in a reply an action is applied (DESIGN.md "Rounds and order"): ``first`` before the
@@ -264,26 +274,48 @@ class Action:
     phase: str | None = None
     """When in a reply the action is applied (:data:`PHASES`); None: with every other tag, in
     text order."""
+    by_ruleset: ByRuleset | None = None
+    """The request each ruleset reads, where they differ; None: :attr:`request` for all."""
 
     @property
     def key(self) -> tuple[str, str | None]:
         return (self.kind, self.name)
 
-    def reads(self) -> frozenset[str]:
-        """Every attribute name the request reads, aliases included."""
-        names = {meta.name for _, meta in self.request.declared}
-        names.update(alias for _, meta in self.request.declared for alias in meta.aliases)
+    def request_of(self, game: Game) -> type[Request]:
+        """The request ``game``'s ruleset reads the action's tag into."""
+        if self.by_ruleset is None:
+            return self.request
+        return self.by_ruleset.requests[self.by_ruleset.of(game)]
+
+    def requests(self) -> tuple[tuple[tuple[str, ...], type[Request]], ...]:
+        """Each request the action reads, with the names (:attr:`ByRuleset.requests`) of the
+        rulesets that read it; one request read by all: no names."""
+        if self.by_ruleset is None:
+            return (((), self.request),)
+        named: dict[type[Request], list[str]] = {}
+        for name, one in self.by_ruleset.requests.items():
+            named.setdefault(one, []).append(name)
+        return tuple((tuple(names), one) for one, names in named.items())
+
+    def reads(self, request: type[Request] | None = None) -> frozenset[str]:
+        """Every attribute name ``request`` (the action's own when None) reads, aliases
+        included."""
+        declared = (request or self.request).declared
+        names = {meta.name for _, meta in declared}
+        names.update(alias for _, meta in declared for alias in meta.aliases)
         return frozenset(names)
 
     def every_reason(self) -> tuple[str, ...]:
-        """The reason codes this action can answer with: its needs, its readers', its own."""
+        """The reason codes this action can answer with: its needs, its readers' (under any
+        ruleset), its own."""
         found: list[str] = []
         if self.needs is not None:
             found.append(self.needs.reason)
-        for _, meta in self.request.declared:
-            if meta.missing is not None:
-                found.append(reasons.MISSING_ATTRIBUTE)
-            found.extend(meta.reader.reasons)
+        for _, request in self.requests():
+            for _, meta in request.declared:
+                if meta.missing is not None:
+                    found.append(reasons.MISSING_ATTRIBUTE)
+                found.extend(meta.reader.reasons)
         found.extend(self.reasons)
         return tuple(dict.fromkeys(found))
 
@@ -293,7 +325,7 @@ class Action:
         ``payload``: a host event's JSON (its ``tag`` holds the event's simple values)."""
         if self.needs is not None and not self.needs.test(game):
             return state, refused(tag, self.needs.reason, self.needs.text)
-        parsed = read_request(self.request, tag, game, state, payload)
+        parsed = read_request(self.request_of(game), tag, game, state, payload)
         if isinstance(parsed, Refusal):
             return state, refused(tag, parsed.reason, parsed.text, notes=parsed.notes)
         new_state, answer = self.handler(game, state, parsed, ctx)
@@ -305,18 +337,19 @@ class Action:
 def action(kind: str, name: str | None, request: type[R], *,
            reasons: tuple[str, ...] = (), teach: Teach | None = None,
            record: Mapping[str, str] | None = None,
-           needs: Needs | None = None,
-           phase: str | None = None) -> Callable[[Callable[[Game, State, R, TurnContext],
+           needs: Needs | None = None, phase: str | None = None,
+           by_ruleset: ByRuleset | None = None) -> Callable[[Callable[[Game, State, R, TurnContext],
                                                            tuple[State, Answer]]], Action]:
     """Declare ``handler`` as the answer to ``[kind: action=name ...]`` (``name`` None for a
-    tag kind without actions, such as ``[loot:]``), applied in the reply's ``phase``."""
+    tag kind without actions, such as ``[loot:]``), applied in the reply's ``phase``; where
+    rulesets read other attributes, ``by_ruleset`` gives each its request."""
     if phase is not None and phase not in PHASES:
         raise ValueError(f"phase={phase!r} is none of {', '.join(PHASES)}")
     def declare(handler: Callable[[Game, State, R, TurnContext],
                                   tuple[State, Answer]]) -> Action:
         doc = (request.__doc__ or "").strip()
         return Action(kind, name, request, handler, tuple(reasons), teach,
-                      dict(record or {}), needs, doc, phase)
+                      dict(record or {}), needs, doc, phase, by_ruleset)
     return declare
 
 

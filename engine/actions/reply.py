@@ -19,7 +19,7 @@ from ..rules.game import Game
 from ..rules.state import State
 from . import bags, checks, fakes, fight, gear, loot, market, money, rest, use
 from .answers import ANSWERED, Answer, refused
-from .declare import FIRST, LAST, ROUND, Action, table
+from .declare import FIRST, LAST, ROUND, Action, Request, table
 
 # The most tags one reply gets answered; the rest are refused unapplied, so a reply of 100,000
 # tags costs linear time, not 100,000 state changes.
@@ -64,11 +64,11 @@ ENGINE_ONLY = frozenset({
     "net", "successes", "critical", "record", "result", "roll", "hit", "damage", "hp",
 })
 
-# The attributes each (kind, action) reads (its request's, and the attribute naming the
-# action); anything else is ignored and reported.
-READS: dict[tuple[str, str | None], frozenset[str]] = {
-    key: declared.reads() | {ACTION_ATTRIBUTE.get(key[0], key[0])}
-    for key, declared in ACTIONS.items()
+# The attributes each (kind, action) reads with each of its requests (an [attack:] reads its
+# kind of combat's), and the attribute naming the action; anything else is ignored and reported.
+READS: dict[tuple[tuple[str, str | None], type[Request]], frozenset[str]] = {
+    (key, request): declared.reads(request) | {ACTION_ATTRIBUTE.get(key[0], key[0])}
+    for key, declared in ACTIONS.items() for _, request in declared.requests()
 }
 
 # The tags there are, for reading a tag a model wrote under a wrong head (tagparse.heads).
@@ -109,11 +109,12 @@ def _unknown_action(tag: Tag, kind: str, attribute: str, action: str) -> Answer:
                    f"(use one of: {', '.join(sorted(known))}).")
 
 
-def _notes(tag: Tag, key: tuple[str, str | None]) -> tuple[str, ...]:
-    plain = PLAIN_READS.get(key)
+def _notes(tag: Tag, key: tuple[str, str | None], request: type[Request]) -> tuple[str, ...]:
+    """What the answer says of each attribute written that ``request`` does not read."""
+    plain = PLAIN_READS.get((key, request))
     if plain is not None and plain.issuperset(map(itemgetter(0), tag.attrs)):
         return ()  # the common case: every attribute is one the handler reads
-    reads = READS.get(key)
+    reads = READS.get((key, request))
     notes = []
     for name, _ in tag.attrs:
         if reads is not None and name in reads:
@@ -151,7 +152,7 @@ def answer_tag(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[St
         # ITM-FAKE-12/18: after an inventory change a bound fake, or one the sheet gives
         # away, is found out.
         new_state = settle_fakes(game, new_state, ctx, before=state)
-    notes = _notes(tag, key)
+    notes = _notes(tag, key, declared.request_of(game))
     if notes:
         answer = answer.model_copy(update={"notes": answer.notes + notes})
     return new_state, answer

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..actions.answers import RESULTS
-from ..actions.declare import Action
+from ..actions.declare import Action, Request
 from ..actions.events import EVENTS
 from ..actions.reply import (
     ACTION_ATTRIBUTE,
@@ -68,13 +68,13 @@ def title(declared: Action) -> str:
     return f'[{declared.kind}: {attribute}="{declared.name}"]'
 
 
-def _attribute_schema(declared: Action) -> tuple[dict[str, Any], list[str], list[Any]]:
+def _attribute_schema(request: type[Request]) -> tuple[dict[str, Any], list[str], list[Any]]:
     """The attributes' schemas, the attributes required, and the choices of a required
     attribute that has aliases (any one of them will do)."""
     properties: dict[str, Any] = {}
     required: list[str] = []
     either: list[Any] = []
-    for _, meta in declared.request.declared:
+    for _, meta in request.declared:
         one: dict[str, Any] = dict(meta.reader.schema)
         one["description"] = meta.help
         if meta.default is not None:
@@ -90,8 +90,32 @@ def _attribute_schema(declared: Action) -> tuple[dict[str, Any], list[str], list
     return properties, required, either
 
 
+def _kinds(names: tuple[str, ...]) -> str:
+    """The kinds of combat (:attr:`engine.actions.declare.ByRuleset.requests`' names) that
+    read one of an action's requests."""
+    *some, last = names
+    return f"{', '.join(some)} or {last}" if some else last
+
+
 def _action_schema(declared: Action) -> dict[str, Any]:
-    properties, required, either = _attribute_schema(declared)
+    """The schema of the action's request; of an action whose rulesets read different
+    requests, a choice of each (``[attack:]``: one for each kind of combat)."""
+    made = [_request_schema(declared, request) for _, request in declared.requests()]
+    if declared.by_ruleset is None:
+        return made[0]
+    choices = []
+    for (names, _), one in zip(declared.requests(), made, strict=True):
+        one.pop("not", None)  # said once, for every choice
+        choices.append({**one, "title": f"{title(declared)} (combat.kind {_kinds(names)})"})
+    schema: dict[str, Any] = {"title": title(declared), "description": declared.summary,
+                              "anyOf": choices}
+    if declared.kind in SELECTED_BY and declared.name is None:
+        schema["not"] = {"required": [SELECTED_BY[declared.kind]]}
+    return schema
+
+
+def _request_schema(declared: Action, request: type[Request]) -> dict[str, Any]:
+    properties, required, either = _attribute_schema(request)
     if declared.kind == "event":
         head: dict[str, Any] = {"action": {"const": declared.name}}
         needed = ["action"]
@@ -145,18 +169,32 @@ def _reasons(codes: Iterable[str]) -> list[str]:
     return [f"- `{code}`: {_cell(reasons.MEANINGS.get(code, ''))}" for code in codes]
 
 
+def _attributes(declared: Action, request: type[Request]) -> list[str]:
+    """The table of the attributes ``request`` reads."""
+    if not request.declared:
+        return []
+    lines = ["| attribute | reads | default | meaning |", "|---|---|---|---|"]
+    for _, meta in request.declared:
+        name = f"`{meta.name}=`" if declared.kind != "event" else f'`"{meta.name}"`'
+        if meta.aliases:
+            name += " (or " + ", ".join(f"`{a}=`" for a in meta.aliases) + ")"
+        default = "required" if meta.missing is not None else (meta.default or "—")
+        lines.append(f"| {name} | {meta.reader.kind} | {_cell(default)} | "
+                     f"{_cell(meta.help)} |")
+    return [*lines, ""]
+
+
 def _section(declared: Action) -> list[str]:
     lines = [f"### `{title(declared)}`", "", declared.summary, ""]
-    if declared.request.declared:
-        lines += ["| attribute | reads | default | meaning |", "|---|---|---|---|"]
-        for _, meta in declared.request.declared:
-            name = f"`{meta.name}=`" if declared.kind != "event" else f'`"{meta.name}"`'
-            if meta.aliases:
-                name += " (or " + ", ".join(f"`{a}=`" for a in meta.aliases) + ")"
-            default = "required" if meta.missing is not None else (meta.default or "—")
-            lines.append(f"| {name} | {meta.reader.kind} | {_cell(default)} | "
-                         f"{_cell(meta.help)} |")
-        lines.append("")
+    if declared.by_ruleset is None:
+        lines += _attributes(declared, declared.request)
+    else:
+        lines += ["Each ruleset reads the attributes below for its kind; an attribute its kind "
+                  "does not read is ignored, and the answer's notes say so.", ""]
+        for names, request in declared.requests():
+            summary = (request.__doc__ or "").strip()
+            lines += [f"#### `{title(declared)}` under `combat.kind` {_kinds(names)}", "",
+                      summary, "", *_attributes(declared, request)]
     if declared.needs is not None:
         lines += [f"Needs a ruleset that has it: without, `{declared.needs.reason}` "
                   f"(\"{declared.needs.text}\").", ""]

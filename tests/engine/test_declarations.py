@@ -109,9 +109,11 @@ def test_a_count_that_is_no_whole_number_is_refused_bad_count(key) -> None:
 
 
 def test_reads_and_known_actions_come_from_the_declarations() -> None:
-    assert READS[("inventory", "pay")] == {"action", "amount", "who"}
-    assert READS[("inventory", "add")] >= {"item", "items", "count", "who", "like"}
-    assert READS[("skill_check", None)] >= {"skill", "with", "upgradeown", "mode"}
+    def reads(key: tuple[str, str | None]) -> frozenset[str]:
+        return READS[(key, ACTIONS[key].request)]
+    assert reads(("inventory", "pay")) == {"action", "amount", "who"}
+    assert reads(("inventory", "add")) >= {"item", "items", "count", "who", "like"}
+    assert reads(("skill_check", None)) >= {"skill", "with", "upgradeown", "mode"}
     assert KNOWN_ACTIONS["inventory"] == {name for (kind, name) in ACTIONS if kind == "inventory"}
     assert KNOWN_ACTIONS["sheet"] == {"rest"}
 

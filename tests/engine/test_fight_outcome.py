@@ -130,7 +130,7 @@ def test_cmb_outc_2_an_unknown_grade_in_a_tag_is_noted_in_the_answer() -> None:
     assert hit.ok and (hit.record["position"], hit.record["effect"]) == ("risky", "standard")
     assert any("position=" in n for n in hit.notes) and any("effect=" in n for n in hit.notes)
     # with= names a weapon now (tests/engine/test_fight_outcome_arms.py)
-    assert "ignored action=: an outcome action reads position= and effect=" in hit.notes
+    assert 'ignored unknown attribute "action"' in hit.notes  # formula combat's, not outcome's
 
 
 # --- CMB-OUTC-1: the roll read both ways --------------------------------------------------------

@@ -43,7 +43,7 @@ from ...rules.formula import foe_modifier, foe_reader, sheet_reader
 from ...rules.game import Game
 from ...rules.sheet import SheetView
 from ...rules.state import Combatant, Encounter, Stack, State
-from ...rules.weapons import numbers
+from ...rules.weapons import WeaponNumbers, numbers
 from ...ruleset import Formula, Item, Template, parse_formula
 from ...ruleset.combat import Attack
 from ...ruleset.fight import ROLL_HIGH
@@ -91,7 +91,8 @@ from .felled import fell, struck_events
 from .hp0 import downed, lost_if_none_stand
 from .pool import Aim, FoeAim, pool_foe, pool_foe_attack, pool_hero, pool_strike
 from .react import react_to_hit, sustain_after_damage  # issue 25: reactions, sustain
-from .requests import OUTCOMES, End, Join, Start, Strike
+from .requests import OUTCOMES, End, FormulaStrike, Join, Start, Strike
+from .strikes import Damage, FoeStrike, HeroStrike, foe_record, foe_text, hero_record, hero_text
 from .use_teach import teach_use_in_fight
 from .victory import won
 from .volley import VOLLEY, named_targets, too_many, volley
@@ -404,7 +405,8 @@ def fighters(game: Game, state: State, request: Strike) -> Fighters | Refusal:
     return Fighters(encounter, me, target, [o for o in others if isinstance(o, int)])
 
 
-def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
+def attack(game: Game, state: State, request: FormulaStrike,
+           ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= target= with= action= range=]``: one formula-combat attack, of a hero
     on a foe or of a foe on a hero (CMB-ATK-A1..A7, CMB-ATK-7)."""
     found = fighters(game, state, request)
@@ -454,7 +456,7 @@ def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple
                    arming)
 
 
-def _volley_strike(game: Game, state: State, encounter: Encounter, request: Strike,
+def _volley_strike(game: Game, state: State, encounter: Encounter, request: FormulaStrike,
                    ctx: TurnContext, hero_at: tuple[int, int], target: int,
                    armed: tuple[Stack, Item, Attack] | None, budget: str, arming: Arming,
                    free: bool) -> tuple[State, Answer]:
@@ -502,12 +504,49 @@ def roll_attack(game: Game, view: SheetView, name: str, modifier: int, defence: 
     return rolled, hit_result(int(rolled.value), rolled.critical, defence), key
 
 
-def hero_strike(game: Game, state: State, encounter: Encounter, request: Strike, ctx: TurnContext,
-            hero_at: tuple[int, int], target: int, armed: tuple[Stack, Item, Attack] | None,
-            budget: str, arming: Arming = PLAIN) -> tuple[State, Answer]:
-    """A hero's strike on a foe, made as ``arming`` says (its mode, the off hand)."""
+def _hero_damage(game: Game, state: State, view: SheetView, foe: Combatant,
+                 armed: tuple[Stack, Item, Attack] | None, arming: Arming,
+                 weapon: WeaponNumbers | None, rolled: Rolled, result: str, strike_key: str,
+                 ctx: TurnContext) -> Damage:
+    """CMB-ATK-A5/A6: the damage of a hero's strike that landed — the weapon's dice (the
+    system's damage unarmed), raised to its floor, met by the foe's typed defences, and its
+    further amounts."""
     rule = combat_of(game).attack
     assert rule is not None
+    formula = weapon.damage if weapon is not None else None
+    flat = weapon.flat if weapon is not None else 0
+    if arming.off_hand and armed is not None:  # ITM-OFF-4/7
+        flat = off_hand_flat(game, view, armed, flat)
+    kind = weapon.damage_type if weapon is not None else None
+    if formula is None:  # unarmed, or a weapon without damage dice: the system's damage
+        formula, flat = rule.damage, 0
+        kind = kind or rule.damage_type  # CMB-TYPE-1: the system's default type
+    given = attack_reads(rule, view, ctx.for_tag(0).stream(strike_key, "reads"),
+                         armed[2].reads if armed is not None else None) \
+        if rule.reads else {}  # most rulesets have no reads: no stream for them
+    given[ROLL_HIGH] = max(rolled.rolls) if rolled.rolls else 0  # OQ-CMB-5 b
+    reader = sheet_reader(view, given)
+    flat += other_kinds.hit_damage(game, rolled, result)  # a symbol hit's successes
+    struck = strike(formula, reader, result == "critical",
+                    foe.hp or 0, ctx.for_tag(0).stream(strike_key, "damage"), flat,
+                    weapon.reroll_up_to if weapon is not None else 0)
+    # ITM-FLOOR-1/2: raised to the weapon's floor before a resistance halves it
+    least = floor_of(game, armed)
+    raised = max(struck.damage, least)
+    # ITM-DEF-4..8, ITM-WPN-27: the foe's typed defences against the weapon's type and tags
+    tags = weapon.tags if weapon is not None else frozenset()
+    dealt, guards = typed_damage(raised, kind, foe_defences(game, foe), tags)
+    extra = extra_damage(game, state, armed, foe, result == "critical", reader, ctx,
+                         strike_key)  # ITM-PLUS-1..8
+    return Damage(struck, formula.text, dealt + extra.dealt, kind, flat,
+                  least if raised > struck.damage else None, guards, extra)
+
+
+def hero_strike(game: Game, state: State, encounter: Encounter, request: FormulaStrike,
+                ctx: TurnContext, hero_at: tuple[int, int], target: int,
+                armed: tuple[Stack, Item, Attack] | None, budget: str,
+                arming: Arming = PLAIN) -> tuple[State, Answer]:
+    """A hero's strike on a foe, made as ``arming`` says (its mode, the off hand)."""
     who, me = hero_at
     hero = state.characters[who]
     foe = encounter.combatants[target]
@@ -544,69 +583,17 @@ def hero_strike(game: Game, state: State, encounter: Encounter, request: Strike,
                                              len(striker.spent), ctx, edge.lean)
     if result == "hit" and edge.critical:  # CMB-COND-2: a paralysed target's near hit
         result = "critical"
+    damage = None if result == "miss" else _hero_damage(
+        game, state, view, foe, armed, arming, weapon, rolled, result, strike_key, ctx)
     weapon_name = armed[0].name if armed is not None else UNARMED
-    record: dict[str, Any] = {
-        "attacker": hero.name, "target": foe.name,
-        "weapon": weapon_name + (OFF_HAND if arming.off_hand else ""), "budget": budget,
-        "range": distance, "rolls": rolled.rolls, "modifier": modifier,
-        "total": int(rolled.value), "defence": defence, "result": result, "damage": 0,
-        "hp": foe.hp, "hpMax": foe.hp_max}
-    record["round"] = encounter.round
-    record.update(other_kinds.recorded(game, rolled))  # issue 25: roll-against, symbol-pool
-    if edge.affected_by:  # CMB-MOD-2
-        record["affectedBy"] = list(edge.affected_by)
-    if arming.mode is not None:
-        record["mode"] = arming.mode.id
-    text = f"{hero.name} → {foe.name} ({record['weapon']}): {rolled.shown} · {result}"
-    if result != "miss":
-        formula = weapon.damage if weapon is not None else None
-        flat = weapon.flat if weapon is not None else 0
-        if arming.off_hand and armed is not None:  # ITM-OFF-4/7
-            flat = off_hand_flat(game, view, armed, flat)
-        kind = weapon.damage_type if weapon is not None else None
-        if formula is None:  # unarmed, or a weapon without damage dice: the system's damage
-            formula, flat = rule.damage, 0
-            kind = kind or rule.damage_type  # CMB-TYPE-1: the system's default type
-        given = attack_reads(rule, view, ctx.for_tag(0).stream(strike_key, "reads"),
-                             armed[2].reads if armed is not None else None) \
-            if rule.reads else {}  # most rulesets have no reads: no stream for them
-        given[ROLL_HIGH] = max(rolled.rolls) if rolled.rolls else 0  # OQ-CMB-5 b
-        reader = sheet_reader(view, given)
-        flat += other_kinds.hit_damage(game, rolled, result)  # issue 25: a symbol hit's successes
-        struck = strike(formula, reader, result == "critical",
-                        foe.hp or 0, ctx.for_tag(0).stream(strike_key, "damage"), flat,
-                        weapon.reroll_up_to if weapon is not None else 0)
-        # ITM-FLOOR-1/2: raised to the weapon's floor before a resistance halves it
-        least = floor_of(game, armed)
-        raised = max(struck.damage, least)
-        # ITM-DEF-4..8, ITM-WPN-27: the foe's typed defences against the weapon's type and tags
-        tags = weapon.tags if weapon is not None else frozenset()
-        dealt, guards = typed_damage(raised, kind, foe_defences(game, foe), tags)
-        extra = extra_damage(game, state, armed, foe, result == "critical", reader, ctx,
-                             strike_key)  # ITM-PLUS-1..8
-        dealt += extra.dealt
-        hp = max((foe.hp or 0) - dealt, 0)
-        record.update({"damage": dealt, "hp": hp,
-                       "damageRolls": [list(r.faces) for r in struck.rolls.rolls]})
-        if guards:  # CMB-MOD-2: what affected it, the conditions' edges first
-            record["affectedBy"] = [*edge.affected_by, *(g.text for g in guards)]
-        if kind is not None:
-            record["damageType"] = kind
-        dice = " + ".join(f"{r} ({'+'.join(map(str, r.faces))})" for r in struck.rolls.rolls)
-        added = f" {'+' if flat >= 0 else '-'} {abs(flat)}" if flat else ""
-        text += f", {dice or formula.text}{added} = {struck.damage}" + (f" {kind}" if kind else "")
-        if raised > struck.damage:
-            record["floor"] = least
-            text += f", raised to {least} (at least {least} on a hit)"
-        if guards:
-            text += f" ({'; '.join(g.text for g in guards)}: {dealt - extra.dealt})"
-        if extra.rows:
-            record["plus"] = list(extra.rows)
-            text += " " + " ".join(extra.texts)
-        foe = foe.model_copy(update={"hp": hp})
-    text += f" · {foe.name} {foe.hp}/{foe.hp_max}."
-    if edge.affected_by:  # CMB-MOD-2: "Affected by: Prone (near): advantage"
-        text += f" Affected by: {' · '.join(edge.affected_by)}."
+    struck = HeroStrike(
+        encounter.round, hero.name, foe.name, weapon_name + (OFF_HAND if arming.off_hand else ""),
+        budget, distance, rolled, modifier, defence, result, foe.hp, foe.hp_max,
+        edge.affected_by, arming.mode.id if arming.mode is not None else None,
+        other_kinds.recorded(game, rolled), damage)  # a roll-against or symbol-pool hit's own
+    record, text = hero_record(struck), hero_text(struck)
+    if damage is not None:
+        foe = foe.model_copy(update={"hp": struck.hp_after()})
     combatants = list(encounter.combatants)
     combatants[target] = foe
     combatants[me] = spent_with(striker, budget, armed)  # ITM-OFF-3: and what it struck with
@@ -629,7 +616,7 @@ def hero_strike(game: Game, state: State, encounter: Encounter, request: Strike,
     return answered(request, next_state, record, text + words, events, notes, ctx)
 
 
-def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
+def _foe_attack(game: Game, state: State, encounter: Encounter, request: FormulaStrike,
                 ctx: TurnContext, me: int, target: int) -> tuple[State, Answer]:
     """CMB-ATK-7, CMB-ATK-A1..A7: a foe's strike on a hero — the same attack check, its
     template's ``attack`` added, against the hero's defence; its template's ``damage``
@@ -673,49 +660,24 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Strike,
         state, encounter, defence, result, rolled = (reacted.state, reacted.encounter,
                                                      reacted.defence, reacted.result,
                                                      reacted.rolled)
-    record: dict[str, Any] = {
-        "round": encounter.round, "attacker": foe.name, "target": name, "range": distance,
-        "rolls": rolled.rolls, "modifier": modifier, "total": int(rolled.value),
-        "defence": defence, "result": result, "damage": 0, "hp": health.hp,
-        "hpMax": health.hp_max}
-    record.update(other_kinds.recorded(game, rolled))  # issue 25: roll-against, symbol-pool
-    if edge.affected_by:  # CMB-MOD-2
-        record["affectedBy"] = list(edge.affected_by)
-    text = f"{foe.name} → {name}: {rolled.shown}"
-    if reacted is not None:
-        record["reaction"] = reacted.record
-        text += reacted.text
-    text += f" · {result}"
+    damage: Damage | None = None
     after = health
     if result != "miss":
         reader = foe_reader(game.ruleset, foe.tier or 1, foe.modifier or 0)
         struck = strike(_foe_damage(foe), reader, result == "critical", health.hp,
                         ctx.for_tag(0).stream(strike_key, "damage"),
-                        other_kinds.hit_damage(game, rolled, result))  # issue 25
+                        other_kinds.hit_damage(game, rolled, result))
         # CMB-TYPE-1, ITM-DEF-4..8: the foe's damage type against what the hero resists
-        kind = foe.damage_type
-        dealt, guards = typed_damage(struck.damage, kind, defences_of(game, state, hero),
+        dealt, guards = typed_damage(struck.damage, foe.damage_type,
+                                     defences_of(game, state, hero),
                                      foe_qualities(game, foe))  # ITM-WPN-29
         state, after = hurt(game, state, hero, dealt)
-        dice = " + ".join(f"{r} ({'+'.join(map(str, r.faces))})" for r in struck.rolls.rolls)
-        record.update({"damage": dealt, "hp": after.hp,
-                       "damageRolls": [list(r.faces) for r in struck.rolls.rolls]})
-        if kind is not None:
-            record["damageType"] = kind
-        if guards:
-            record["affectedBy"] = [*edge.affected_by, *(g.text for g in guards)]
-        rest = struck.damage - sum(sum(r.faces) for r in struck.rolls.rolls)
-        added = f" {'+' if rest >= 0 else '-'} {abs(rest)}" if rest and dice else ""
-        text += f", {dice or struck.damage}{added} = {struck.damage}" + (
-            f" {kind}" if kind else "")
-        if guards:
-            text += f" ({'; '.join(g.text for g in guards)}: {dealt})"
-    if health.temporary:
-        record["temporary"] = after.temporary
-    text += f" · {name} {after.hp}/{after.hp_max}"
-    text += f" (+{after.temporary} temporary)." if after.temporary else "."
-    if edge.affected_by:
-        text += f" Affected by: {' · '.join(edge.affected_by)}."
+        damage = Damage(struck, foe.damage or "0", dealt, foe.damage_type, guards=guards)
+    blow = FoeStrike(
+        encounter.round, foe.name, name, distance, rolled, modifier, defence, result, health,
+        after, edge.affected_by, other_kinds.recorded(game, rolled),
+        (reacted.record, reacted.text) if reacted is not None else None, damage)
+    record, text = foe_record(blow), foe_text(blow)
     # issue 25, CMB-SUS-4..7: the damage makes a sustaining hero save, or downs it
     sustained = sustain_after_damage(game, state.model_copy(update={"encounter": encounter}),
                                      target, record["damage"], not after.hp, ctx, strike_key)

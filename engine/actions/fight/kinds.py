@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from ...rules.context import TurnContext
 from ...rules.game import Game
 from ...rules.state import Encounter, State
 from ...ruleset.ruleset import FORMULA, NARRATIVE, NONE, OUTCOME, SYMBOLS
 from ..answers import Answer
+from ..declare import ByRuleset
 from ..examples import Party
 from . import formula
 from .conditions import end_of_round as conditions_end_of_round
@@ -24,7 +26,7 @@ from .narrative import spoils as narrative_spoils
 from .narrative.use import narrative_use
 from .outcome import combat as outcome
 from .outcome.use import outcome_cast
-from .requests import End, Join, Start, Strike
+from .requests import End, FormulaStrike, Join, NarrativeStrike, OutcomeStrike, Start, Strike
 
 Teach = Callable[[Game, Party], list[str]]
 RoundStep = Callable[[Game, State, State, list[Answer], TurnContext, Callable[[Answer], bool]],
@@ -48,10 +50,13 @@ class FightKind:
                     tuple[State, Answer]]
     join: Callable[[Game, State, Join, TurnContext], tuple[State, Answer]]
     end: Callable[[Game, State, End, TurnContext], tuple[State, Answer]]
-    attack: Callable[[Game, State, Strike, TurnContext], tuple[State, Answer]]
+    attack: Callable[[Game, State, Any, TurnContext], tuple[State, Answer]]
     teach_start: Teach
     teach_fight: Teach
     rank: Callable[[Encounter, int], int]
+    strike: type[Strike]
+    """What this kind's ``[attack:]`` reads: ``attack`` gets it, and an attribute it does not
+    read is ignored with a note, as any tag's (:mod:`engine.actions.reply`)."""
     uses_in_round: bool = False
     after_round: tuple[RoundStep, ...] = ()
     use_item: Callable[..., tuple[State, Answer, str | None]] | None = None
@@ -87,31 +92,38 @@ BY_OUTCOME = formula.Turns(OUTCOME, outcome.harmed, outcome.joined)
 
 _FORMULA = FightKind(FORMULA, _formula_start, formula.join, formula.end, formula.attack,
                      formula.teach_start, formula.teach_fight, _initiative_order,
-                     uses_in_round=True)
+                     strike=FormulaStrike, uses_in_round=True)
 FIGHT_KINDS: dict[str, FightKind] = {
     FORMULA: _FORMULA,
     # CHK-SYM-35: a symbol-pool ruleset with combat.attack fights as formula combat does (its
     # items used in a fight are answered as out of one); without it every fight tag is refused
     SYMBOLS: FightKind(SYMBOLS, _formula_start, formula.join, formula.end, formula.attack,
-                       formula.teach_start, formula.teach_fight, _initiative_order),
+                       formula.teach_start, formula.teach_fight, _initiative_order,
+                       strike=FormulaStrike),
     OUTCOME: FightKind(OUTCOME, _outcome_start, partial(formula.join, turns=BY_OUTCOME),
                        formula.end, outcome.attack, formula.teach_start, outcome.teach_fight,
-                       outcome.rank, cast=outcome_cast),
+                       outcome.rank, strike=OutcomeStrike, cast=outcome_cast),
     NARRATIVE: FightKind(NARRATIVE, narrative.start_tag, narrative.join_tag,
                          partial(formula.end, on=narrative.fight_on,
                                  spoils=narrative_spoils.won),
                          narrative.attack, narrative.teach_start, narrative.teach_fight,
-                         narrative.rank,
+                         narrative.rank, strike=NarrativeStrike,
                          after_round=(narrative.land, narrative.bleed, _spoils_after),
                          use_item=narrative_use, sharers=narrative_spoils.sharers),
     # "kind": "none": formula combat's handlers refuse every fight tag no-combat
     NONE: FightKind(NONE, _formula_start, formula.join, formula.end, formula.attack,
-                    formula.teach_start, formula.teach_fight, _initiative_order),
+                    formula.teach_start, formula.teach_fight, _initiative_order,
+                    strike=FormulaStrike),
 }
 
 AFTER_EVERY_ROUND: tuple[RoundStep, ...] = (conditions_end_of_round, regenerate_round)
 """The end-of-round work of every kind, in order: conditions count down and are saved
 against (CMB-COND-3..6), then foes regenerate (CMB-ABIL-7)."""
+
+
+STRIKES = ByRuleset(lambda game: game.fight.kind,
+                    {name: kind.strike for name, kind in FIGHT_KINDS.items()})
+"""What ``[attack:]`` reads under each kind of combat (:attr:`FightKind.strike`)."""
 
 
 def kind_of(game: Game) -> FightKind:

@@ -33,7 +33,7 @@ from ..examples import FOE_NAMES, Party, example
 from .arms import PLAIN, ready
 from .encounter import budget_of, encounter_on, refuse, round_of, weapon_of
 from .formula import hero_strike
-from .requests import Strike
+from .requests import FormulaStrike
 
 LEAVE = "leave"  # OQ-CMB-11: the trigger
 REACTION = "reaction"  # what a reaction's strike counts as in ``spent`` (no turn action)
@@ -172,7 +172,7 @@ def _react(game: Game, state: State, name: str, foe: str,
         raw = f'[attack: who="{name}" target="{foe}" range="near"]'
         tag = Tag("attack", (("who", name), ("target", foe), ("range", "near")), 0, len(raw),
                   raw, None)
-        strike = read_request(Strike, tag, game, state)
+        strike = read_request(FormulaStrike, tag, game, state)
         if isinstance(strike, Refusal):
             continue
         state = state.with_character(hero, payer)

@@ -88,45 +88,60 @@ ATTACKER = Reader("combatant", attacker_named, {"type": "string"}, (reasons.UNKN
 class Strike(Request):
     """A hero attacks a foe, or a foe a hero (CMB-ATK-1..7, CMB-ATK-A1..A7; ITM-WPN-6..15)."""
 
+    # what every kind of combat reads; a kind's own request (FightKind.strike) reads more
     who: str = attr(ATTACKER, "who attacks: a hero, or a foe in the fight", shown="the player")
-    target: str = attr(FIGHTERS, "who is attacked: a foe (for a hero) or a hero (for a foe); "
-                       "comma-separated foes for a mode with targets (ITM-MODE-6)",
+    target: str = attr(FIGHTERS, "who is attacked: a foe (for a hero) or a hero (for a foe)",
                        shown="the only one standing on the other side")
+
+
+@request
+class FormulaStrike(Strike):
+    """A strike with a weapon, the turn action it spends, its reach and its mode."""
+
     weapon: str | None = attr(WIELDED, "a hero's weapon, worn; unarmed without one", name="with",
                               shown="the first worn weapon, else unarmed")
     budget: str = attr(TEXT, "the turn action a hero's attack spends", name="action",
                        shown="the weapon's budget, else the first action with attacks")
     range: str = attr(TEXT, "near or far (CMB-GRID-3)", shown="near, far for a ranged weapon")
-    mode: str = attr(TEXT, "one of the weapon's modes, by id or label (ITM-MODE-2)",
+    mode: str = attr(TEXT, "one of the weapon's modes, by id or label (ITM-MODE-2); a mode "
+                     "with targets takes comma-separated foes in target= (ITM-MODE-6)",
                      shown="the weapon's default way")
-    # issue 26: the GM's grades of a narrative strike (D100-HIT-2, D100-DMG-4, D100-EFF-2)
-    tactics: str = attr(TEXT, "narrative: poor, standard, good, excellent or perfect",
-                        shown="standard")
-    risk: str = attr(TEXT, "narrative: careful, moderate, aggressive or reckless",
-                     shown="moderate")
-    aim: str = attr(TEXT, "narrative: how hard the target is to hit: easy, standard, hard or "
-                    "extreme", shown="standard")
-    purpose: str = attr(TEXT, "narrative: kill, subdue (leaves 1), incapacitate (no damage) "
-                        "or restrained", shown="kill")
-    effort: str = attr(TEXT, "narrative: the size of the effect on the effort ladder",
-                       shown="none")
-    push: str = attr(TEXT, 'narrative: "yes" when the player pushes past the limit',
-                     shown="no")
-    pool: str = attr(TEXT, "narrative: stamina or mana, the pool the effort draws on",
-                     shown="stamina")
-    undodgeable: str = attr(TEXT, 'narrative: "yes" for a strike no defence can meet '
-                            "(D100-DEF-7)", shown="no")
-    technique: str = attr(TEXT, "narrative: a foe's technique, one of its template's "
-                          "techniques (D100-DEF-8)", shown="none")
-    edge: str = attr(TEXT, "narrative: a hero's weapon against the target's armour: even, "
-                     "better or superior (D100-DMG-3)", shown="even")
-    flair: str = attr(TEXT, "narrative: creative or cooperative play, building momentum "
-                      "(D100-MOM-5)", shown="none")
-    # issue 25: the GM's grades of an outcome action (CMB-OUTC-2, OQ-CMB-6)
-    position: str = attr(TEXT, "outcome: controlled, risky or desperate (how hard a failure "
-                         "comes back)", shown="risky")
-    effect: str = attr(TEXT, "outcome: limited, standard or great (how much a success "
-                       "achieves)", shown="standard")
+
+
+@request
+class NarrativeStrike(Strike):
+    """The GM's grades of the strike (D100-HIT-2, D100-DMG-4, D100-EFF-2)."""
+
+    tactics: str = attr(TEXT, "poor, standard, good, excellent or perfect", shown="standard")
+    risk: str = attr(TEXT, "careful, moderate, aggressive or reckless", shown="moderate")
+    aim: str = attr(TEXT, "how hard the target is to hit: easy, standard, hard or extreme",
+                    shown="standard")
+    purpose: str = attr(TEXT, "kill, subdue (leaves 1), incapacitate (no damage) or restrained",
+                        shown="kill")
+    effort: str = attr(TEXT, "the size of the effect on the effort ladder", shown="none")
+    push: str = attr(TEXT, '"yes" when the player pushes past the limit', shown="no")
+    pool: str = attr(TEXT, "stamina or mana, the pool the effort draws on", shown="stamina")
+    undodgeable: str = attr(TEXT, '"yes" for a strike no defence can meet (D100-DEF-7)',
+                            shown="no")
+    technique: str = attr(TEXT, "a foe's technique, one of its template's techniques "
+                          "(D100-DEF-8)", shown="none")
+    edge: str = attr(TEXT, "a hero's weapon against the target's armour: even, better or "
+                     "superior (D100-DMG-3)", shown="even")
+    flair: str = attr(TEXT, "creative or cooperative play, building momentum (D100-MOM-5)",
+                      shown="none")
+
+
+@request
+class OutcomeStrike(Strike):
+    """A hero's action graded by the GM (CMB-OUTC-2, OQ-CMB-6); its weapon adds its toHit
+    and its effect."""
+
+    weapon: str | None = attr(WIELDED, "a hero's weapon, worn; unarmed without one", name="with",
+                              shown="the first worn weapon, else unarmed")
+    position: str = attr(TEXT, "controlled, risky or desperate (how hard a failure comes back)",
+                         shown="risky")
+    effect: str = attr(TEXT, "limited, standard or great (how much a success achieves)",
+                       shown="standard")
 
 
 def foes_named(request: Start, notes: list[str]) -> list[str]:

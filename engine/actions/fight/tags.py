@@ -19,7 +19,7 @@ from ..examples import Party
 from . import check_kinds as other_kinds
 from .abilities import cast
 from .conditions import condition
-from .kinds import AFTER_EVERY_ROUND, kind_of
+from .kinds import AFTER_EVERY_ROUND, STRIKES, kind_of
 from .leave import leave
 from .narrative import combat as narrative
 from .narrative.combat import defend
@@ -157,10 +157,11 @@ def end(game: Game, state: State, request: End, ctx: TurnContext) -> tuple[State
                  reasons.CANNOT_ACT, reasons.NO_TIME, reasons.OUT_OF_REACH,
                  reasons.MISSING_ATTRIBUTE, reasons.UNKNOWN_MODE, reasons.NO_AMMO,
                  reasons.NOT_LOADED, reasons.PLAYERS_ROLL, reasons.TOO_MANY_TARGETS,
-                 *narrative.ATTACK_REASONS), phase=ROUND)
+                 *narrative.ATTACK_REASONS), phase=ROUND, by_ruleset=STRIKES)
 def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
     """``[attack: who= target= ...]``: one strike, of a hero on a foe or of a foe on a hero
-    (CMB-ATK-A1..A7, CMB-ATK-7; narrative fights D100-ATK-A1..A8)."""
+    (CMB-ATK-A1..A7, CMB-ATK-7; narrative fights D100-ATK-A1..A8), read into the kind's own
+    request (:data:`engine.actions.fight.kinds.STRIKES`)."""
     return kind_of(game).attack(game, state, request, ctx)
 
 

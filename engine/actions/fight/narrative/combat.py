@@ -383,7 +383,8 @@ def _other(side: str) -> str:
 
 
 class Graded(Protocol):
-    """What a narrative ``[attack:]`` reads (engine/actions/fight/formula.py's ``Strike``)."""
+    """What a narrative ``[attack:]`` reads
+    (:class:`engine.actions.fight.requests.NarrativeStrike`)."""
 
     @property
     def tag(self) -> Tag: ...

@@ -44,14 +44,10 @@ from ...examples import END_LINE, FOE_NAMES, Party, example, join_line
 from ..encounter import answered, refuse, round_of, weapon_of
 from ..formula import fighters
 from ..hp0 import downed
-from ..requests import Strike
+from ..requests import OutcomeStrike
 from ..victory import ended
 
 ACTION = "action"  # what a hero's outcome action spends: one a round
-IGNORED = (("budget", "action"), ("range", "range"), ("mode", "mode"))
-"""The formula-combat attributes an outcome action does not read (noted when written)."""
-
-
 @dataclass(frozen=True)
 class Arms:
     """The weapon of a hero's outcome action (``with=``, else its first worn weapon, as in a
@@ -95,7 +91,8 @@ def joined(foe: Combatant) -> dict[str, Any]:
 
 
 class Graded(Protocol):
-    """What an outcome ``[attack:]`` reads (engine/actions/fight/formula.py's ``Strike``)."""
+    """What an outcome ``[attack:]`` reads
+    (:class:`engine.actions.fight.requests.OutcomeStrike`), and an ability's use read as one."""
 
     @property
     def tag(self) -> Tag: ...
@@ -105,12 +102,6 @@ class Graded(Protocol):
     def effect(self) -> str: ...
     @property
     def weapon(self) -> str | None: ...
-    @property
-    def budget(self) -> str: ...
-    @property
-    def range(self) -> str: ...
-    @property
-    def mode(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -124,16 +115,6 @@ class Done:
     events: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
     ends: Literal["victory", "defeat"] | None = None
-
-
-def _notes(request: Graded) -> list[str]:
-    """A note for each formula-combat attribute written that an outcome action ignores."""
-    notes = []
-    for name, shown in IGNORED:
-        value = getattr(request, name)
-        if value is not None and str(value).strip():
-            notes.append(f"ignored {shown}=: an outcome action reads position= and effect=")
-    return notes
 
 
 def _landed(game: Game, state: State, who: int) -> Outcomes:
@@ -173,7 +154,7 @@ def strike(game: Game, state: State, request: Graded, encounter: Encounter,
         return Refusal(reasons.NO_TIME, f"NO TIME: {attacker.name} has acted this round; "
                        "nothing was done.")
     rule = _rule(game)
-    notes = _notes(request)
+    notes: list[str] = []
     position = grade_position(request.position, notes)
     effect = grade_effect(request.effect, notes)
     name = attacker.name
@@ -295,7 +276,8 @@ def teach_fight(game: Game, party: Party) -> list[str]:
     return lines
 
 
-def attack(game: Game, state: State, request: Strike, ctx: TurnContext) -> tuple[State, Answer]:
+def attack(game: Game, state: State, request: OutcomeStrike,
+           ctx: TurnContext) -> tuple[State, Answer]:
     """CMB-OUTC-1..4: a hero's outcome action (:func:`strike`), and the end of the fight it
     wins or loses, as a formula strike's."""
     found = fighters(game, state, request)

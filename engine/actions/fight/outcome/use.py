@@ -49,9 +49,6 @@ class _Graded:
     position: str
     effect: str
     weapon: str | None = None
-    budget: str = ""
-    range: str = ""
-    mode: str = ""
 
 
 def _no(state: State, tag: Tag, reason: str, text: str) -> tuple[State, Answer]:
