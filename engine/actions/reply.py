@@ -71,8 +71,11 @@ READS: dict[tuple[tuple[str, str | None], type[Request]], frozenset[str]] = {
     for key, declared in ACTIONS.items() for _, request in declared.requests()
 }
 
-# The tags there are, for reading a tag a model wrote under a wrong head (tagparse.heads).
-VOCABULARY = Vocabulary(READS, ACTION_ATTRIBUTE)
+# The tags there are, for reading a tag a model wrote under a wrong head (tagparse.heads):
+# what a (kind, action) reads with any of its requests.
+VOCABULARY = Vocabulary(
+    {key: frozenset().union(*(reads for (k, _), reads in READS.items() if k == key))
+     for key in ACTIONS}, ACTION_ATTRIBUTE)
 
 # The reads with no engine-only attribute among them: a tag naming only these needs no note.
 PLAIN_READS = {key: reads for key, reads in READS.items() if ENGINE_ONLY.isdisjoint(reads)}
