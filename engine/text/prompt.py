@@ -26,14 +26,15 @@ from ..rules.tracks import penalty_for, track_max, track_value
 from ..ruleset import Item
 from .fight.block import combat_block
 
-# Said when the stage answers each tag as the model finishes it (issue 27, the game option
+# Said when the stage answers each tag as the model finishes it (the game option
 # "resolve": "mid-reply"). Kept generic: how the stage shows an answer to the model may change.
 MID_REPLY_LINE = (
     "Each tag is answered the moment you close its bracket: go on with the story from the "
     "result gmtags wrote into it and narrate what it says, never the result you expected. "
     "Write a place tag only as the first tag of a reply.")
 
-# Issue 39: what a small model got wrong with instructions written for strong ones.
+# Worded for small models: each line is what one got wrong with instructions written for
+# strong ones.
 OPENING = ("You are the game master. Narrate in prose; when something in the game changes, "
            "put a tag in the story: gmtags answers it with the rules and dice.")
 NARRATE_LINE = ("- Write a sentence or two of story around every tag, never tags alone; no tag "
@@ -218,7 +219,7 @@ class StackLines:
     def bag_lines(self, game: Game, state: State, bag: tuple[Stack, ...]) -> list[str]:
         """The line of each stack of ``bag`` that is not a coin, in bag order. A changed bag
         shares most stacks with a bag rendered before that began with the same stack: the runs
-        it shares at both ends keep their lines (found by identity in C loops, issue 12),
+        it shares at both ends keep their lines (found by identity in C loops),
         while the game and the state's invented items are the same. The chats of one game
         begin with the same stacks (the party's), so the last :data:`BAGS_PER_FIRST_STACK`
         such bags are kept and the one sharing the most stacks at its ends is used."""
