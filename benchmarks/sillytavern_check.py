@@ -202,8 +202,10 @@ def streamed_reply(stream: str | None) -> tuple[str | None, dict[str, Any] | Non
             event = json.loads(body)
         except json.JSONDecodeError:
             continue
-        for choice in event.get("choices") or []:
-            text.append((choice.get("delta") or {}).get("content") or "")
+        for choice in event.get("choices") or []:  # a chat chunk, or a text completion's
+            text.append((choice.get("delta") or {}).get("content") or choice.get("text") or "")
+        if "choices" not in event and isinstance(event.get("content"), str):
+            text.append(event["content"])  # llama.cpp's own stream
         if isinstance(event.get("gmtags"), dict):
             meta = event["gmtags"]
     return "".join(text), meta
@@ -220,8 +222,9 @@ def report(result: dict[str, Any]) -> str:
     out = [
         f"SillyTavern {result['sillytavern']} · gmtags at {result['gmtags_root']} · "
         f"model {result['model']}",
-        f"player turns {result['turns']}, swipes {result['swipes']}, regenerates "
-        f"{result['regenerates']}; GM replies visible {len(result['replies'])} "
+        f"{'Text' if result.get('api') == 'text' else 'Chat'} Completion · player turns "
+        f"{result['turns']}, swipes {result['swipes']}, regenerates {result['regenerates']}, "
+        f"continues {result.get('continues', 0)}; GM replies visible {len(result['replies'])} "
         f"(the greeting included)",
         f"answer parts not written by gmtags: page {result['foreign_shown']}, "
         f"saved chat {result['foreign_saved']}",
@@ -302,8 +305,11 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         party = gmtags_root / "fixtures" / "parties" / "harrow.json"
         shutil.copy(ruleset, games / "ruleset.json")
         shutil.copy(party, games / "party.json")
-        if args.options:
-            (games / "options.json").write_text(args.options)
+        options = json.loads(args.options) if args.options else {}
+        if args.api == "text":
+            options.setdefault("instruct", "chatml")
+        if options:
+            (games / "options.json").write_text(json.dumps(options))
         gm_port = free_port()
         log(f"starting gmtags serve on {gm_port} (from {gmtags_root})")
         env = {**os.environ, "PYTHONPATH": str(gmtags_root)}
@@ -312,11 +318,13 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             python, "-c", "from replay.cli import main; main()", "serve", "--upstream",
             upstream, "--games", str(games.parent), "--port", str(gm_port)], env=env)
         wait_http(f"http://127.0.0.1:{gm_port}/healthz", 120, stage)
-        endpoint = f"http://127.0.0.1:{gm_port}/games/harrow/v1"
+        endpoint = f"http://127.0.0.1:{gm_port}/games/harrow" + (
+            "" if args.api == "text" else "/v1")
 
         st_port = free_port()
         data_root = workdir / "st-data"
-        prepare.write_data_root(data_root, st, endpoint, max_tokens=args.max_tokens)
+        prepare.write_data_root(data_root, st, endpoint, max_tokens=args.max_tokens,
+                                instruct="ChatML" if args.api == "text" else None)
         run_dir = prepare.shadow_dir(st, workdir / "st-run", st_port, data_root)
         log(f"starting SillyTavern {version} on {st_port}")
         server = procs.start("sillytavern", prepare.server_command(run_dir, st_port, data_root),
@@ -327,6 +335,8 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         log(f"playing {len(turns)} turns in headless Chromium")
         played = driver.play(f"http://127.0.0.1:{st_port}/", prepare.GM_NAME, turns,
                              swipe_after=args.swipe_after, regenerate_after=args.regenerate_after,
+                             continue_after=args.continue_after,
+                             api="textgenerationwebui" if args.api == "text" else "openai",
                              reply_timeout=args.reply_timeout, workdir=workdir, log=log)
     finally:
         procs.stop()
@@ -348,9 +358,13 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     for step in played.steps:
         text, meta = streamed_reply(step.streamed)
         meta = meta or {}
+        # a continuation is saved as the end of the reply it continues
+        saved_as = text is not None and (text.strip() in saved_texts or (
+            step.kind == "continue" and bool(text.strip()) and
+            any(saved.endswith(text.strip()) for saved in saved_texts)))
         live.append({
             "kind": step.kind, "said": step.text, "seconds": round(step.seconds, 1),
-            "text": text, "saved": text is not None and text.strip() in saved_texts,
+            "text": text, "saved": saved_as,
             "answers": len(meta.get("answers") or []),
             "takenOut": meta.get("takenOut") or [], "cut": meta.get("cut"),
         })
@@ -372,6 +386,8 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         "turns": sum(s.kind == "send" for s in played.steps),
         "swipes": sum(s.kind == "swipe" for s in played.steps),
         "regenerates": sum(s.kind == "regenerate" for s in played.steps),
+        "continues": sum(s.kind == "continue" for s in played.steps),
+        "api": args.api,
         "foreign_shown": sum(r.foreign_shown for r in replies),
         "foreign_saved": sum(r.foreign for r in replies),
         "regress_exit": regress_exit,
@@ -439,6 +455,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="swipe right on the reply to this turn (0: no swipe)")
     parser.add_argument("--regenerate-after", type=int, default=REGENERATE_AFTER,
                         help="regenerate the reply to this turn (0: none)")
+    parser.add_argument("--continue-after", type=int, default=0,
+                        help="press Continue on the reply to this turn (0: never)")
+    parser.add_argument("--api", choices=["chat", "text"], default="chat",
+                        help="SillyTavern's connection: chat (Chat Completion, Custom) or text "
+                             "(Text Completion, llama.cpp, instruct mode with ChatML and the "
+                             'game\'s "instruct": "chatml")')
     parser.add_argument("--max-tokens", type=int, default=300)
     parser.add_argument("--reply-timeout", type=float, default=600)
     parser.add_argument("--workdir", help="keep everything here (default: a temporary folder)")

@@ -18,9 +18,21 @@ from typing import Any, cast
 
 import httpx
 
+from replay.stage.textcomp.instruct import BUILT_IN
+
 from .figures import Turn, differences, replayed_per_reply, run_figures, total_figures, turn_figures
 from .model_server import MODELS, Cache, prepare_model, prepare_server, server_command
-from .players import PLAYERS, ROOT, Request, Script, Streaming, play, scripts, served_model
+from .players import (
+    PLAYERS,
+    ROOT,
+    ROUTES,
+    Request,
+    Script,
+    Streaming,
+    play,
+    scripts,
+    served_model,
+)
 from .processes import free_port, stop, tail, wait_ready
 from .proxy import Proxy
 from .report import examples, figures_table, progress, turn_json
@@ -45,6 +57,13 @@ def parser() -> argparse.ArgumentParser:
     about.add_argument("--stream", default="alternate",
                        help="yes, no or alternate (per turn), or a comma list of them: a run "
                             "of each (default: alternate)")
+    about.add_argument("--route", choices=sorted(ROUTES), default="chat",
+                       help="the stage's route the player uses: chat (chat completions, the "
+                            "default), completion (llama.cpp's /completion) or v1-completions "
+                            "(OpenAI text completions): a prompt written with --instruct")
+    about.add_argument("--instruct", default="chatml",
+                       help="the instruct template of a text completion route, a built-in "
+                            "name (default chatml: Qwen's); also the game's \"instruct\"")
     about.add_argument("--turns", type=int, default=None,
                        help="play only the first N turns of each script")
     about.add_argument("--max-tokens", type=int, default=400, help="per reply (default 400)")
@@ -153,6 +172,13 @@ def _main(args: argparse.Namespace) -> int:
     modes = _listed(args.modes, list(MODES), "modes")
     streams = cast(list[Streaming], _listed(args.stream, ["yes", "no", "alternate"], "stream"))
     extra = options(args.option)
+    template = None
+    if args.route != "chat":
+        template = BUILT_IN.get(args.instruct)
+        if template is None:
+            raise SystemExit(f"--instruct {args.instruct!r}: choose from "
+                             f"{', '.join(sorted(BUILT_IN))}")
+        extra = {"instruct": args.instruct, **extra}
     played = scripts(games)
     with contextlib.ExitStack() as stack:
         if args.workdir:
@@ -180,7 +206,8 @@ def _main(args: argparse.Namespace) -> int:
         first = folder_name(played[0].game, modes[0])
         name = served_model(client, f"{stage.url}/games/{first}/v1/models") if args.upstream \
             else "gm"
-        request = Request(name, args.max_tokens, args.seed, args.temperature)
+        request = Request(name, args.max_tokens, args.seed, args.temperature, args.route,
+                          template)
         at_table = Table(client, stage, proxy, root, workdir, request)
         runs = [at_table.run(script, folders[script.game, mode], mode, streaming, args.turns)
                 for script in played for mode in modes for streaming in streams]
@@ -216,14 +243,16 @@ class Table:
             turns: int | None) -> dict[str, Any]:
         """Play one script in one game folder; its figures, turns, the replay's differences,
         the chat."""
-        name = f"{script.game}/{mode}/{streaming}"
+        route = self.request.route
+        name = f"{script.game}/{mode}/{streaming}" + ("" if route == "chat" else f"/{route}")
         party = script.at_the_table()
         lines = script.lines[:turns] if turns else script.lines
 
         def said(turn: Turn) -> None:
             say(progress(name, len(lines), turn, turn_figures(turn, party)))
 
-        played, messages = play(self.client, self.stage.chat_url(folder.name), script, lines,
+        played, messages = play(self.client, self.stage.chat_url(folder.name, ROUTES[route]),
+                                script, lines,
                                 streaming, self.request, self.proxy.recorder, said)
         figures = [turn_figures(turn, party) for turn in played]
         chat = save_chat(self.workdir / f"{name.replace('/', '-')}.json", messages)

@@ -17,7 +17,9 @@ they are not matched, and with them the tag is one that a GM may write there (th
 a GM that writes exactly these). Paths are from the repository root.
 
 The player keeps the chat as a client does: the system message, then each line and the reply's
-``content`` as the stage returned it.
+``content`` as the stage returned it. On a text completion route (``--route completion`` or
+``v1-completions``) it sends the chat as a Text Completion front end does: one prompt written
+with the game's instruct template, the reply's sequence last.
 """
 
 from __future__ import annotations
@@ -31,12 +33,17 @@ from typing import Any, Literal
 
 import httpx
 
+from replay.stage.textcomp.instruct import Template
+
 from .figures import Party, Turn
 from .proxy import Recorder
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYERS = Path(__file__).resolve().parent / "players"
 Streaming = Literal["yes", "no", "alternate"]
+# --route: where the stage is asked, below /games/<game>/
+ROUTES = {"chat": "v1/chat/completions", "completion": "completion",
+          "v1-completions": "v1/completions"}
 
 
 @dataclass(frozen=True)
@@ -111,9 +118,22 @@ class Request:
     seed: int | None = None
     temperature: float | None = None
 
+    route: str = "chat"
+    template: Template | None = None  # the instruct template of a text completion route
+
     def body(self, messages: Sequence[Mapping[str, Any]], stream: bool) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "messages": list(messages),
-                                "max_tokens": self.max_tokens, "stream": stream}
+        if self.template is not None:
+            # what a Text Completion front end sends: the prompt, its stop string, the bound
+            body: dict[str, Any] = {"prompt": self.template.render(messages), "stream": stream,
+                                    "stop": [self.template.stop] if self.template.stop else []}
+            body["n_predict" if self.route == "completion" else "max_tokens"] = self.max_tokens
+            if self.route == "completion":
+                body["cache_prompt"] = True
+            else:
+                body["model"] = self.model
+        else:
+            body = {"model": self.model, "messages": list(messages),
+                    "max_tokens": self.max_tokens, "stream": stream}
         if self.seed is not None:
             body["seed"] = self.seed
         if self.temperature is not None:
@@ -164,9 +184,7 @@ def _read_whole(client: httpx.Client, url: str, body: dict[str, Any], turn: Turn
     if response.status_code != 200:
         turn.error = f"status {response.status_code}: {json.dumps(document)[:500]}"
         return
-    choice = document["choices"][0]
-    turn.text = choice["message"].get("content") or ""
-    turn.finish = choice.get("finish_reason")
+    turn.text, turn.finish = _reply_of(document)
     turn.metadata = document.get("gmtags")
 
 
@@ -189,17 +207,32 @@ def _read_stream(client: httpx.Client, url: str, body: dict[str, Any], turn: Tur
                 continue
             if isinstance(chunk.get("gmtags"), dict):
                 turn.metadata = chunk["gmtags"]
-            for choice in chunk.get("choices") or ():
-                if choice.get("index", 0) != 0:
-                    continue
-                content = (choice.get("delta") or {}).get("content")
-                if content:
-                    if turn.first_byte is None:
-                        turn.first_byte = time.monotonic() - began
-                    pieces.append(content)
-                if choice.get("finish_reason"):
-                    turn.finish = choice["finish_reason"]
+            content, finish = _reply_of(chunk)
+            if content:
+                if turn.first_byte is None:
+                    turn.first_byte = time.monotonic() - began
+                pieces.append(content)
+            if finish:
+                turn.finish = finish
     turn.text = "".join(pieces)
+
+
+def _reply_of(document: Mapping[str, Any]) -> tuple[str, str | None]:
+    """The text and finish reason of an answer or a stream event, in the shape of its route:
+    a chat completion (``message``, ``delta``), an OpenAI text completion (``text``) or
+    llama.cpp's (``content``, ``stop``)."""
+    if "content" in document and "choices" not in document:
+        finish = ("length" if document.get("stop_type") == "limit" else "stop") \
+            if document.get("stop") else None
+        return str(document.get("content") or ""), finish
+    for choice in document.get("choices") or ():
+        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+            continue
+        part = choice.get("message") or choice.get("delta") or {}
+        text = part.get("content") if isinstance(part, dict) and "content" in part else \
+            choice.get("text")
+        return str(text or ""), choice.get("finish_reason")
+    return "", None
 
 
 def served_model(client: httpx.Client, models_url: str) -> str:

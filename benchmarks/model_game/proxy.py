@@ -98,11 +98,12 @@ class Relay(StreamingResponse):
 
 
 def proxy_app(upstream: str, recorder: Recorder, per_token: bool) -> Starlette:
-    """Forward ``/v1/<rest>`` to ``<upstream>/<rest>`` (``upstream`` an OpenAI base URL)."""
+    """Forward ``/v1/<rest>`` to ``<upstream>/<rest>`` (``upstream`` an OpenAI base URL), and
+    any other path to the same path at the upstream's root (without its ``/v1``)."""
     base = httpx.URL(upstream.rstrip("/"))
     client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30))
 
-    async def forward(request: Request) -> Response:
+    async def forward(request: Request, root: bool = False) -> Response:
         rest = request.path_params["rest"]
         body = await request.body()
         stream = False
@@ -118,7 +119,10 @@ def proxy_app(upstream: str, recorder: Recorder, per_token: bool) -> Starlette:
                     body = json.dumps(document).encode()
         leg = recorder.begin(rest, stream)
         headers = {k: v for k, v in request.headers.items() if k.lower() not in DROPPED}
-        url = base.copy_with(path=f"{base.path.rstrip('/')}/{rest}")
+        path = base.path.rstrip("/")
+        if root:
+            path = path.removesuffix("/v1")
+        url = base.copy_with(path=f"{path}/{rest}")
         if request.url.query:
             url = url.copy_merge_params(httpx.QueryParams(request.url.query))
         sent = client.build_request(request.method, url, content=body, headers=headers)
@@ -160,8 +164,13 @@ def proxy_app(upstream: str, recorder: Recorder, per_token: bool) -> Starlette:
         yield
         await client.aclose()
 
+    async def forward_root(request: Request) -> Response:
+        return await forward(request, root=True)
+
     return Starlette(routes=[Route("/v1/{rest:path}", forward,
-                                   methods=["GET", "POST", "PUT", "DELETE"])],
+                                   methods=["GET", "POST", "PUT", "DELETE"]),
+                             # a backend's own routes (llama.cpp's /completion), at its root
+                             Route("/{rest:path}", forward_root, methods=["GET", "POST"])],
                      lifespan=lifespan)
 
 

@@ -90,8 +90,9 @@ class Stage:
             self.stop()
             raise
 
-    def chat_url(self, folder: str) -> str:
-        return f"{self.url}/games/{folder}/v1/chat/completions"
+    def chat_url(self, folder: str, route: str = "v1/chat/completions") -> str:
+        """Where a game's replies are asked for (``route``: below ``/games/<game>/``)."""
+        return f"{self.url}/games/{folder}/{route}"
 
     def stop(self) -> None:
         stop(self.process)

@@ -18,14 +18,15 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
-GENERATE = "/api/backends/chat-completions/generate"
+# where the page asks for a reply: Chat Completion's route, and Text Completion's
+GENERATE = ("/api/backends/chat-completions/generate", "/api/backends/text-completions/generate")
 
 
 @dataclass
 class Step:
     """One thing the player did and how long the reply took."""
 
-    kind: str  # "send", "swipe", "regenerate"
+    kind: str  # "send", "swipe", "regenerate", "continue"
     text: str  # what the player typed ("" for a swipe or regenerate)
     seconds: float
     streamed: str | None = None  # the raw event stream the page got for it, when readable
@@ -46,8 +47,10 @@ class Table:
     (the responses counted here) only while one of its calls runs, never during ``sleep``.
     """
 
-    def __init__(self, page: Any, reply_timeout: float, log: Any = print) -> None:
+    def __init__(self, page: Any, reply_timeout: float, log: Any = print,
+                 api: str = "openai") -> None:
         self.page = page
+        self.api = api  # the API panel: "openai" (Chat Completion), "textgenerationwebui"
         self.reply_timeout = reply_timeout
         self.log = log
         self.responses: list[Any] = []
@@ -56,7 +59,7 @@ class Table:
         page.on("pageerror", lambda err: self.errors.append(f"page error: {err}"))
 
     def _on_response(self, response: Any) -> None:
-        if GENERATE in response.url:
+        if any(route in response.url for route in GENERATE):
             self.responses.append(response)
 
     # -- setting up ------------------------------------------------------------------------
@@ -81,16 +84,19 @@ class Table:
     def connect(self) -> str:
         """Press Connect in the API panel; returns the status text the panel shows."""
         self.page.click("#API-status-top")
-        self.page.wait_for_selector("#api_button_openai", state="visible", timeout=30_000)
-        self.page.click("#api_button_openai")
-        status = self.page.locator("#openai_api .online_status_text").first
+        button = f"#api_button_{self.api}"
+        self.page.wait_for_selector(button, state="visible", timeout=30_000)
+        self.page.click(button)
+        status = self.page.locator(f"#{self.api}_api .online_status_text").first
         deadline = time.monotonic() + 60
         text = ""
         # A custom endpoint shows "Status check bypassed" at once, then "Valid" once the
-        # model list came back through the stage.
+        # model list came back through the stage; a Text Completion connection shows the
+        # model's name.
         while time.monotonic() < deadline:
             text = status.inner_text().strip() if status.count() else ""
-            if text == "Valid":
+            if text == "Valid" or (self.api != "openai" and text and "connect" not in
+                                   text.lower() and "bypass" not in text.lower()):
                 break
             self.page.wait_for_timeout(500)
         self.page.click("#API-status-top")  # close the panel again
@@ -158,6 +164,14 @@ class Table:
         seconds = self._wait_reply(before)
         return Step("regenerate", "", seconds, self._streamed(before))
 
+    def continue_reply(self) -> Step:
+        """Options menu, Continue: the last reply written on."""
+        before = len(self.responses)
+        self.page.click("#options_button")
+        self.page.click("#option_continue")
+        seconds = self._wait_reply(before)
+        return Step("continue", "", seconds, self._streamed(before))
+
     # -- reading ---------------------------------------------------------------------------
 
     def messages(self) -> list[dict[str, Any]]:
@@ -179,9 +193,10 @@ class Table:
 
 
 def play(url: str, character: str, turns: list[str], *, swipe_after: int, regenerate_after: int,
-         reply_timeout: float, workdir: Path, log: Any = print) -> Played:
-    """Play ``turns``; swipe after turn ``swipe_after`` and regenerate after ``regenerate_after``
-    (1-based; 0 for neither)."""
+         reply_timeout: float, workdir: Path, log: Any = print, continue_after: int = 0,
+         api: str = "openai") -> Played:
+    """Play ``turns``; swipe after turn ``swipe_after``, regenerate after ``regenerate_after``
+    and continue the reply after ``continue_after`` (1-based; 0 for none)."""
     from playwright.sync_api import sync_playwright
 
     played = Played()
@@ -191,7 +206,7 @@ def play(url: str, character: str, turns: list[str], *, swipe_after: int, regene
             str(profile), executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
             viewport={"width": 1280, "height": 1000})
         page = context.pages[0] if context.pages else context.new_page()
-        table = Table(page, reply_timeout, log)
+        table = Table(page, reply_timeout, log, api)
         try:
             table.open(url)
             status = table.connect()
@@ -209,6 +224,10 @@ def play(url: str, character: str, turns: list[str], *, swipe_after: int, regene
                     step = table.regenerate()
                     played.steps.append(step)
                     log(f"  regenerate: {step.seconds:.0f} s")
+                if number == continue_after:
+                    step = table.continue_reply()
+                    played.steps.append(step)
+                    log(f"  continue: {step.seconds:.0f} s")
             page.wait_for_timeout(2000)
             played.messages = table.messages()
         finally:

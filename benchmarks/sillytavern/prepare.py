@@ -245,12 +245,42 @@ def settings(defaults: dict[str, Any], endpoint: str, *, user: str = "Ada",
     return out
 
 
-def write_data_root(data_root: Path, st_dir: Path, endpoint: str, **kw: Any) -> Path:
-    """The check's data root: settings and the GM's card; SillyTavern seeds the rest."""
+def text_settings(defaults: dict[str, Any], base: str, instruct: dict[str, Any],
+                  context: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    """:func:`settings` for a Text Completion connection instead: API type llama.cpp at
+    ``base`` (the stage's game URL, no ``/v1``), streaming on, instruct mode on with the
+    ``instruct`` preset and the ``context`` template (SillyTavern's own, read from the
+    install), the reply length ``max_tokens``."""
+    out = settings(defaults, base, **kw)
+    out["main_api"] = "textgenerationwebui"
+    out["amount_gen"] = kw.get("max_tokens", 300)
+    textgen = out.setdefault("textgenerationwebui_settings", {})
+    textgen.update({"type": "llamacpp", "streaming": True,
+                    "server_urls": {**textgen.get("server_urls", {}), "llamacpp": base}})
+    power = out["power_user"]
+    power["instruct"] = {**power.get("instruct", {}), **instruct, "enabled": True,
+                         "preset": instruct.get("name", "ChatML")}
+    power["context"] = {**power.get("context", {}), **context,
+                        "preset": context.get("name", "ChatML")}
+    return out
+
+
+def write_data_root(data_root: Path, st_dir: Path, endpoint: str, *,
+                    instruct: str | None = None, **kw: Any) -> Path:
+    """The check's data root: settings and the GM's card; SillyTavern seeds the rest. With
+    ``instruct`` (a preset's name: ``ChatML``), a Text Completion connection to ``endpoint``
+    with that instruct preset and context template, as the install ships them."""
     user_dir = data_root / USER
     (user_dir / "characters").mkdir(parents=True, exist_ok=True)
-    defaults = json.loads((st_dir / "default" / "content" / "settings.json").read_text())
-    (user_dir / "settings.json").write_text(json.dumps(settings(defaults, endpoint, **kw),
-                                                       indent=4))
+    content = st_dir / "default" / "content"
+    defaults = json.loads((content / "settings.json").read_text())
+    if instruct is None:
+        written = settings(defaults, endpoint, **kw)
+    else:
+        written = text_settings(
+            defaults, endpoint,
+            json.loads((content / "presets" / "instruct" / f"{instruct}.json").read_text()),
+            json.loads((content / "presets" / "context" / f"{instruct}.json").read_text()), **kw)
+    (user_dir / "settings.json").write_text(json.dumps(written, indent=4))
     (user_dir / "characters" / f"{GM_NAME}.png").write_bytes(card_png(character_card()))
     return user_dir

@@ -16,11 +16,11 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
@@ -75,8 +75,20 @@ from .layout import (
 )
 from .memory import Every, give_back
 from .midreply import LegFailed, MidReply, MidReplyOptions, late_places, read_options
-from .reading import Deadline, DeadlinePassed, completion_of, read_body, within
+from .reading import (
+    ClientGone,
+    Deadline,
+    DeadlinePassed,
+    completion_of,
+    read_body,
+    read_reply,
+    read_request,
+    unless_gone,
+    within,
+)
 from .state_view import VIEW, StateViews, ViewError, gmtags_version
+from .textcomp.instruct import Template, read_template
+from .textcomp.routes import StageTools, TextRoutes
 from .upstream import (
     Redactor,
     SurrogateJoiner,
@@ -88,7 +100,6 @@ from .upstream import (
 
 log = logging.getLogger("gmtags.stage")
 access = logging.getLogger("gmtags.access")
-T = TypeVar("T")
 
 GAME_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 SECTION_BEGIN = "=== gmtags: game state (written by gmtags, not by the player) ==="
@@ -186,6 +197,7 @@ class GameFolder:
     continue_replies: bool = True
     mid_reply: MidReplyOptions = field(default_factory=MidReplyOptions)
     layout: Layout = field(default_factory=Layout)
+    instruct: Template | None = None  # how its text completion prompts are cut into turns
     section: GmSection = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -225,7 +237,7 @@ def load_game(folder: Path) -> GameFolder:
         raise InputError(f"{path}#/answers: is inline, block or none, not {answers!r}")
     return GameFolder(folder.name, game, start, answers,
                       bool(options.get("continue", True)), read_options(options, path),
-                      read_layout(options, path))
+                      read_layout(options, path), read_template(options, path))
 
 
 @dataclass
@@ -330,8 +342,8 @@ class Prepared:
 
 
 def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Body,
-            budget: Budget | None = None,
-            pause: Callable[[], None] | None = None) -> Prepared:
+            budget: Budget | None = None, pause: Callable[[], None] | None = None,
+            continues: bool | None = None) -> Prepared:
     """Fold the request's transcript and add the GM section to its messages.
 
     A :class:`Body` (the client's bytes, read by a :class:`BodyReader`) lets the turns of the
@@ -340,13 +352,16 @@ def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Bod
     anything is folded; without one (in a worker thread), ``pause`` is called between its
     replies (default: let go of the GIL for a moment; the stage passes a
     :class:`~replay.stage.courtesy.LoopFirst`), so that small requests on the event loop are
-    not kept waiting behind it (issue 22, finding 8)."""
+    not kept waiting behind it (issue 22, finding 8). ``continues``: whether a last GM
+    message is a reply being continued (default: the game's ``"continue"`` option; a text
+    completion prompt that ends inside a reply always is)."""
     read = body if isinstance(body, Body) else None
     messages = read.messages if read is not None else cast(dict[str, Any], body)["messages"]
     like = (read.base.messages, read.shared) if read is not None and read.base else None
     turns = cache.turns(messages, like)
     before = ""
-    if folder.continue_replies and turns and turns[-1].role == "gm":
+    if (folder.continue_replies if continues is None else continues) and turns and \
+            turns[-1].role == "gm":
         # SillyTavern's Continue: the last GM message is the start of the reply being written.
         before = turns[-1].text
         turns = cache.drop_last(turns)
@@ -448,14 +463,7 @@ async def _read_json(request: Request, limit: int,
     """The request's JSON (a :class:`Body` for a chat request read by ``reader``), and whether
     it was read on the event loop: a body with more than :data:`INLINE_BODY` bytes to parse
     is parsed in a worker thread, so that it does not hold the loop."""
-    size = 0
-    chunks: list[bytes] = []
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise InputError(f"request body larger than {limit} bytes")
-        chunks.append(chunk)
-    raw = b"".join(chunks)
+    raw = await read_request(request, limit)
     try:
         return _parse(raw, reader, INLINE_BODY), True
     except OverBudget:
@@ -518,7 +526,7 @@ def build_app(config: StageConfig) -> Starlette:
             return folder
         try:
             deadline = Deadline(config.clock, config.deadline)
-            status, kind, raw = await within(deadline, _read_reply(
+            status, kind, raw = await within(deadline, read_reply(
                 client, "GET", upstream.endpoint("models"), None, _client_headers(request, config),
                 deadline))
         except DeadlinePassed:
@@ -586,15 +594,7 @@ def build_app(config: StageConfig) -> Starlette:
                 not isinstance(read, dict) or not isinstance(read.get("messages"), list)):
             return error(400, "the body must be a JSON object with a messages array"), None, None
         try:
-            prepared: Prepared | None = None
-            # A body parsed in a worker thread is large work already (its turns, their keys):
-            # its fold goes there too, without trying the loop first.
-            if inline:
-                with suppress(OverBudget):  # nothing was folded: fold it where it may take long
-                    prepared = prepare(folder, cache, read, INLINE_FOLD)
-            if prepared is None:
-                prepared = await run_in_threadpool(
-                    prepare, folder, cache, read, None, LoopFirst(asyncio.get_running_loop()))
+            prepared = await _prepared(folder, read, inline)
         except TranscriptError as failure:
             return error(400, str(failure)), None, None
         stream = ReplyStream(folder.game, prepared.outcome.snapshot.state,
@@ -603,15 +603,7 @@ def build_app(config: StageConfig) -> Starlette:
         # The body sent on is JSON in UTF-8, whatever the client called it (it was read as JSON).
         headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         headers["content-type"] = "application/json"
-        # A shared store (Redis) gets the new snapshots while the model writes, and before the
-        # client has the reply: its next request, on any process, finds them. This process's
-        # own store is filled once the reply is sent (_stored_after): until then its lookups
-        # see them anyway, and a flush in a thread beside the reply took the GIL from it.
-        # What this request folded, taken now: the reply's own snapshot (saved once it is
-        # answered) waits for the next flush, however late the thread starts.
-        storing = _in_thread(cache.taken()) if cache.pending and not local else None
-        if trimming.due():
-            _in_thread(give_back)
+        storing = _storing()
         deadline = Deadline(config.clock, config.deadline)
         if folder.mid_reply.stops:
             mid = MidReply(client, upstream.endpoint("chat/completions"), headers, prepared.body,
@@ -621,11 +613,40 @@ def build_app(config: StageConfig) -> Starlette:
             response = await _streamed(request, prepared, stream, headers, deadline)
         else:
             response = await _whole(request, prepared, stream, headers, deadline)
+        await _stored(response, storing)
+        return response, prepared, stream
+
+    async def _prepared(folder: GameFolder, read: dict[str, Any] | Body, inline: bool,
+                        continues: bool | None = None) -> Prepared:
+        """:func:`prepare` on the event loop when it is small work, else in a worker thread.
+        A body parsed in a worker thread is large work already (its turns, their keys): its
+        fold goes there too, without trying the loop first."""
+        if inline:
+            with suppress(OverBudget):  # nothing was folded: fold it where it may take long
+                return prepare(folder, cache, read, INLINE_FOLD, None, continues)
+        return await run_in_threadpool(prepare, folder, cache, read, None,
+                                       LoopFirst(asyncio.get_running_loop()), continues)
+
+    def _storing() -> asyncio.Future[Any] | None:
+        """Before the request goes to the model: a shared store (Redis) gets the new snapshots
+        while the model writes, and before the client has the reply: its next request, on any
+        process, finds them. This process's own store is filled once the reply is sent
+        (_stored_after): until then its lookups see them anyway, and a flush in a thread
+        beside the reply took the GIL from it. What this request folded, taken now: the
+        reply's own snapshot (saved once it is answered) waits for the next flush, however
+        late the thread starts."""
+        storing = _in_thread(cache.taken()) if cache.pending and not local else None
+        if trimming.due():
+            _in_thread(give_back)
+        return storing
+
+    async def _stored(response: Response, storing: asyncio.Future[Any] | None) -> None:
+        """Once the response is made: the shared store's flush waited for, or this process's
+        store filled after the response is sent."""
         if storing is not None:
             await storing
         elif cache.pending:
             response.background = BackgroundTask(_stored_after)
-        return response, prepared, stream
 
     def _in_thread(work: Callable[[], Any]) -> asyncio.Future[Any]:
         """``work`` started in a worker thread, held until it is done."""
@@ -645,7 +666,7 @@ def build_app(config: StageConfig) -> Starlette:
     async def _whole(request: Request, prepared: Prepared, stream: ReplyStream,
                      headers: dict[str, str], deadline: Deadline) -> Response:
         try:
-            status, _, raw = await _unless_gone(request, within(deadline, _read_reply(
+            status, _, raw = await unless_gone(request, within(deadline, read_reply(
                 client, "POST", upstream.endpoint("chat/completions"), prepared.pieces(),
                 headers, deadline)))
         except ClientGone:
@@ -675,7 +696,7 @@ def build_app(config: StageConfig) -> Starlette:
         hanging up is watched here; then StreamingResponse watches it and cancels the relay,
         which closes the model's stream."""
         try:
-            reply = await _unless_gone(request, within(deadline, client.send(
+            reply = await unless_gone(request, within(deadline, client.send(
                 "POST", url, headers, content)))
         except ClientGone:
             return Response(status_code=499)
@@ -719,7 +740,7 @@ def build_app(config: StageConfig) -> Starlette:
                                      media_type="text/event-stream",
                                      headers={"cache-control": "no-cache"})
         try:
-            text = await _unless_gone(request, within(mid.deadline, _joined(mid.run(reply))))
+            text = await unless_gone(request, within(mid.deadline, _joined(mid.run(reply))))
         except ClientGone:
             return Response(status_code=499)
         except DeadlinePassed:
@@ -765,12 +786,18 @@ def build_app(config: StageConfig) -> Starlette:
                          "/games/<game>/v1/chat/completions)", code="not_found")
         return error(status, str(getattr(failure, "detail", "")) or "error")
 
+    text = TextRoutes(StageTools(
+        config.max_body, lambda: Deadline(config.clock, config.deadline), client,
+        upstream.root, _game, lambda request: _client_headers(request, config), _prepared,
+        _storing, _stored, lambda prepared, stream: _remember(cache, prepared, stream),
+        _metadata, _mid_metadata, _access, _logged))
     routes = [
         Route("/healthz", healthz),
         Route("/games/{game}/v1/models", models),
         Route("/games/{game}/v1/chat/completions", chat, methods=["POST"]),
         Route("/games/{game}/v1/state", state, methods=["POST"]),
         Route("/v1/replay", replay_endpoint(config), methods=["POST"]),
+        *text.routes(),
     ]
 
     @asynccontextmanager
@@ -784,17 +811,6 @@ def build_app(config: StageConfig) -> Starlette:
                     middleware=[Middleware(PanelCors, origins=config.cors_origins)])
     app.router.redirect_slashes = False  # a POST redirected loses its body: answer 404 instead
     return app
-
-
-async def _read_reply(client: ModelClient, method: str, url: URL, content: Content | None,
-                      headers: dict[str, str], deadline: Deadline) -> tuple[int, str, bytes]:
-    """(status, content type, body) of a request answered whole (:func:`read_body`)."""
-    reply = await client.send(method, url, headers, content)
-    try:
-        return reply.status, reply.headers.get("content-type", ""), await read_body(
-            reply, deadline)
-    finally:
-        await reply.close()
 
 
 def _remember(cache: SnapshotCache, prepared: Prepared, stream: ReplyStream) -> None:
@@ -821,35 +837,6 @@ def _deadline_passed(config: StageConfig) -> str:
 
 def _deadline_failure(config: StageConfig) -> JSONResponse:
     return error(504, _deadline_passed(config), "upstream_error", "deadline")
-
-
-class ClientGone(Exception):
-    """The client hung up before the model answered."""
-
-
-async def _disconnected(request: Request) -> None:
-    while True:
-        message = await request.receive()
-        if message["type"] == "http.disconnect":
-            return
-
-
-async def _unless_gone(request: Request, work: Coroutine[Any, Any, T]) -> T:
-    """``work``'s result, unless the client hangs up first: then ``work`` (the request to the
-    model) is cancelled, and has finished cancelling, before :class:`ClientGone` is raised.
-    The request's body must have been read: what ``receive`` gives after it is the hang-up."""
-    call = asyncio.ensure_future(work)
-    gone = asyncio.ensure_future(_disconnected(request))
-    try:
-        done, _ = await asyncio.wait({call, gone}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in (call, gone):
-            if not task.done():
-                task.cancel()
-        await asyncio.wait({call, gone})  # a cancelled call has closed its connection
-    if call not in done:
-        raise ClientGone
-    return call.result()
 
 
 def _sse(document: Mapping[str, Any]) -> bytes:

@@ -27,6 +27,11 @@ How it continues (``"upstreamContinues"``): ``"as-is"`` sends the final assistan
 is (llama.cpp's server prefills it by default, KoboldCpp continues it); ``"vllm"`` adds
 ``continue_final_message: true, add_generation_prompt: false``. ``"no"`` never stops: the tags
 are answered after the reply (:mod:`replay.stage.app` says so in the metadata).
+
+The legs are written and read in a :class:`Shape`: a chat completion's (:class:`ChatShape`,
+here), or a text completion backend's (:mod:`replay.stage.textcomp.backends`), whose prompt
+simply grows by the reply so far. Where to stop, what is answered and what is sent on do not
+depend on it.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from yarl import URL
 
@@ -112,6 +117,91 @@ def first_stop(text: str, since: int) -> int | None:
     return None
 
 
+# What one event of a leg says: its text, its finish reason, its token counts, the document.
+Piece = tuple[str, str | None, dict[str, int] | None, dict[str, Any]]
+
+
+class Shape(Protocol):
+    """How the legs of one reply are asked for and read: one backend's request and response
+    shapes (a chat completion's, a text completion's)."""
+
+    @property
+    def limits(self) -> tuple[str, ...]:
+        """The request keys that bound a reply's length in tokens."""
+        ...
+
+    def streams(self, request: Mapping[str, Any]) -> bool:
+        """Whether the client asked for the reply as a stream."""
+        ...
+
+    def streaming(self, request: Mapping[str, Any], client_streams: bool) -> dict[str, Any]:
+        """The request for the model, asking for a stream (and its token counts)."""
+        ...
+
+    def continuation(self, request: Mapping[str, Any], prefix: str, before: str) -> dict[
+            str, Any]:
+        """The request that continues the reply: ``prefix`` is the reply so far (answers
+        in), ``before`` the part of it the client's own request already ends with."""
+        ...
+
+    def pieces(self, reply: ModelReply, deadline: Deadline) -> AsyncGenerator[Piece, None]:
+        """Each event of the model's answer (a stream, or a whole answer sent instead);
+        raises :class:`LegFailed` for an answer that is neither."""
+        ...
+
+
+@dataclass(frozen=True)
+class ChatShape:
+    """A chat completion's legs: the reply so far is the final assistant message."""
+
+    vllm: bool = False  # ``"upstreamContinues": "vllm"``
+    limits: tuple[str, ...] = TOKEN_LIMITS
+
+    def streams(self, request: Mapping[str, Any]) -> bool:
+        return bool(request.get("stream"))
+
+    def streaming(self, request: Mapping[str, Any], client_streams: bool) -> dict[str, Any]:
+        upstream = {**request, "stream": True}
+        if not client_streams:
+            # the client wants one completion, usage included: ask for it on every leg
+            upstream["stream_options"] = {"include_usage": True}
+        return upstream
+
+    def continuation(self, request: Mapping[str, Any], prefix: str, before: str) -> dict[
+            str, Any]:
+        """The same request with the reply so far as the final assistant message (the
+        client's own last message, when it asked to Continue)."""
+        messages = list(request["messages"])
+        if before and messages and isinstance(messages[-1], dict):
+            messages[-1] = {**messages[-1], "content": prefix}
+        else:
+            messages.append({"role": "assistant", "content": prefix})
+        body = {**request, "messages": messages}
+        if self.vllm:
+            body.update(continue_final_message=True, add_generation_prompt=False)
+        return body
+
+    async def pieces(self, reply: ModelReply, deadline: Deadline) -> AsyncGenerator[Piece, None]:
+        kind = reply.media_type
+        if kind not in ("text/event-stream", ""):
+            completion = completion_of(await read_body(reply, deadline))
+            if completion is None:
+                raise LegFailed("the model server answered with neither an event stream nor a "
+                                "chat completion", "upstream_protocol")
+            document, message = completion
+            yield (message.get("content") or "", document["choices"][0].get("finish_reason"),
+                   usage_of(document), document)
+            return
+        async for line in reply.lines():
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                return
+            for found in _chunk(data):
+                yield found
+
+
 class LegFailed(Exception):
     """A request of the reply failed after part of the reply was sent on (an OpenAI error
     event's message and code)."""
@@ -140,6 +230,7 @@ class MidReply:
     stream: ReplyStream
     options: MidReplyOptions
     deadline: Deadline
+    shape: Shape | None = None  # None: a chat completion's (ChatShape)
     stopped: list[int] = field(default_factory=list)  # the index of each tag stopped at
     shown: dict[int, Answer] = field(default_factory=dict)  # the answer the model read there
     usage: dict[str, int] | None = None
@@ -148,20 +239,17 @@ class MidReply:
 
     def __post_init__(self) -> None:
         self.before = self.stream.before  # the client's Continue: its last message continues
+        self.form: Shape = self.shape or ChatShape(vllm=self.options.continues == "vllm")
         # The client's bound on the reply's length holds for the whole reply, not each leg:
-        # each continuation may write what the legs before it left (TOKEN_LIMITS).
-        self.limits = {key: value for key in TOKEN_LIMITS
+        # each continuation may write what the legs before it left (Shape.limits).
+        self.limits = {key: value for key in self.form.limits
                        if isinstance(value := self.request.get(key), int)
                        and not isinstance(value, bool) and value > 0}
         self.spent = 0  # tokens written so far (legs' usage, else their content chunks)
         self.base = {"id": "gmtags", "created": 0, "model": self.request.get("model")}
         self._based = False
-        self.client_streams = bool(self.request.get("stream"))
-        upstream = {**self.request, "stream": True}
-        if not self.client_streams:
-            # the client wants one completion, usage included: ask for it on every leg
-            upstream["stream_options"] = {"include_usage": True}
-        self.request = upstream
+        self.client_streams = self.form.streams(self.request)
+        self.request = self.form.streaming(self.request, self.client_streams)
 
     def first_content(self, client_bytes: Content) -> Content:
         """The first request's body: the client's own bytes when it streams (nothing to
@@ -260,19 +348,12 @@ class MidReply:
                                      len(full))
 
     def continuation(self) -> dict[str, Any]:
-        """The request that continues the reply: the same, with the reply so far as the final
-        assistant message (the client's own last message, when it asked to Continue)."""
-        messages = list(self.request["messages"])
-        if self.before and messages and isinstance(messages[-1], dict):
-            messages[-1] = {**messages[-1], "content": self.prefix()}
-        else:
-            messages.append({"role": "assistant", "content": self.prefix()})
-        body = {**self.request, "messages": messages}
+        """The request that continues the reply: the same, with the reply so far in it as
+        its shape continues a reply, asking for what the legs before it left."""
+        body = self.form.continuation(self.request, self.prefix(), self.before)
         left = self.left()
         if left is not None:
             body.update(dict.fromkeys(self.limits, left))
-        if self.options.continues == "vllm":
-            body.update(continue_final_message=True, add_generation_prompt=False)
         return body
 
     def left(self) -> int | None:
@@ -304,28 +385,11 @@ class MidReply:
 
     async def _pieces(self, reply: ModelReply) -> AsyncGenerator[
             tuple[str, str | None, dict[str, int] | None], None]:
-        """(content, finish_reason, usage) of each chunk of choice 0 the model sends: from an
-        event stream, or from a whole completion sent instead."""
-        kind = reply.media_type
-        if kind not in ("text/event-stream", ""):
-            completion = completion_of(await read_body(reply, self.deadline))
-            if completion is None:
-                raise LegFailed("the model server answered with neither an event stream nor a "
-                                "chat completion", "upstream_protocol")
-            document, message = completion
-            self._note_base(document)
-            yield (message.get("content") or "", document["choices"][0].get("finish_reason"),
-                   _usage(document))
-            return
-        async for line in reply.lines():
-            if not line.startswith("data:"):
-                continue
-            data = line[5:].strip()
-            if data == "[DONE]":
-                return
-            for found in _chunk(data):
-                self._note_base(found[3])
-                yield found[:3]
+        """(text, finish reason, usage) of each event of the model's answer, in its shape."""
+        async with aclosing(self.form.pieces(reply, self.deadline)) as pieces:
+            async for piece, finish, usage, document in pieces:
+                self._note_base(document)
+                yield piece, finish, usage
 
     def _note_base(self, document: Mapping[str, Any]) -> None:
         if not self._based:
@@ -351,8 +415,7 @@ class MidReply:
                 every_answer_attr(self.stream.answers[index])]
 
 
-def _chunk(data: str) -> Iterator[tuple[str, str | None, dict[str, int] | None,
-                                        dict[str, Any]]]:
+def _chunk(data: str) -> Iterator[Piece]:
     """The (content, finish_reason, usage, chunk) of one event's chunk, when it is one."""
     try:
         chunk = json.loads(data)
@@ -370,12 +433,12 @@ def _chunk(data: str) -> Iterator[tuple[str, str | None, dict[str, int] | None,
         piece = content if isinstance(content, str) else ""
         reason = choice.get("finish_reason")
         finish = reason if isinstance(reason, str) else None
-    elif not choices and _usage(chunk) is None:
+    elif not choices and usage_of(chunk) is None:
         return
-    yield piece, finish, _usage(chunk), chunk
+    yield piece, finish, usage_of(chunk), chunk
 
 
-def _usage(document: Mapping[str, Any]) -> dict[str, int] | None:
+def usage_of(document: Mapping[str, Any]) -> dict[str, int] | None:
     """The token counts of a completion or chunk (``usage``), when it has them."""
     usage = document.get("usage")
     if not isinstance(usage, dict):
@@ -407,5 +470,5 @@ def late_places(answers: list[Answer], stopped: list[int]) -> list[dict[str, Any
     return out
 
 
-__all__ = ["Continues", "LegFailed", "MidReply", "MidReplyOptions", "Resolve", "first_stop",
-           "read_options", "stops_at"]
+__all__ = ["ChatShape", "Continues", "LegFailed", "MidReply", "MidReplyOptions", "Piece",
+           "Resolve", "Shape", "first_stop", "read_options", "stops_at", "usage_of"]

@@ -1,8 +1,9 @@
 """Reading what the model server sends within the reply's ``--deadline``: the deadline itself,
 a whole (non-stream) answer read up to a bound, and the chat completion in it.
 
-Shared by the answer of one request (:mod:`replay.stage.app`) and the continued requests of
-one reply answered mid-way (:mod:`replay.stage.midreply`).
+Shared by the answer of one request (:mod:`replay.stage.app`, :mod:`replay.stage.textcomp`)
+and the continued requests of one reply answered mid-way (:mod:`replay.stage.midreply`); and
+the client's hanging up while the model server has not answered yet (:func:`unless_gone`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,11 @@ import json
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from .client import ModelReply
+from starlette.requests import Request
+from yarl import URL
+
+from ..files import InputError
+from .client import Content, ModelClient, ModelReply
 
 T = TypeVar("T")
 MAX_UPSTREAM_BODY = 16 * 1024 * 1024  # bytes read of a model server's non-stream answer
@@ -79,5 +84,57 @@ def completion_of(raw: bytes) -> tuple[dict[str, Any], dict[str, Any]] | None:
     return document, message
 
 
-__all__ = ["MAX_UPSTREAM_BODY", "Deadline", "DeadlinePassed", "completion_of", "read_body",
-           "within"]
+async def read_request(request: Request, limit: int) -> bytes:
+    """The client's request body; more than ``limit`` bytes raises :class:`InputError`."""
+    size = 0
+    chunks: list[bytes] = []
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise InputError(f"request body larger than {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_reply(client: ModelClient, method: str, url: URL, content: Content | None,
+                     headers: dict[str, str], deadline: Deadline) -> tuple[int, str, bytes]:
+    """(status, content type, body) of a request answered whole (:func:`read_body`)."""
+    reply = await client.send(method, url, headers, content)
+    try:
+        return reply.status, reply.headers.get("content-type", ""), await read_body(
+            reply, deadline)
+    finally:
+        await reply.close()
+
+
+class ClientGone(Exception):
+    """The client hung up before the model answered."""
+
+
+async def disconnected(request: Request) -> None:
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def unless_gone(request: Request, work: Coroutine[Any, Any, T]) -> T:
+    """``work``'s result, unless the client hangs up first: then ``work`` (the request to the
+    model) is cancelled, and has finished cancelling, before :class:`ClientGone` is raised.
+    The request's body must have been read: what ``receive`` gives after it is the hang-up."""
+    call = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(disconnected(request))
+    try:
+        done, _ = await asyncio.wait({call, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (call, gone):
+            if not task.done():
+                task.cancel()
+        await asyncio.wait({call, gone})  # a cancelled call has closed its connection
+    if call not in done:
+        raise ClientGone
+    return call.result()
+
+
+__all__ = ["MAX_UPSTREAM_BODY", "ClientGone", "Deadline", "DeadlinePassed", "completion_of",
+           "read_body", "read_reply", "read_request", "unless_gone", "within"]

@@ -52,6 +52,15 @@ class Upstream:
             raise ValueError("--upstream must be an http:// or https:// URL with a host")
         return cls(url)
 
+    @property
+    def root(self) -> Upstream:
+        """The backend's root: the URL without its trailing ``/v1`` (where llama.cpp's
+        ``/completion`` and KoboldCpp's ``/api/...`` routes are); the same URL without one."""
+        path = self.url.raw_path.rstrip("/")
+        if not path.endswith("/v1"):
+            return self
+        return Upstream(self.url.with_path(path[:-3] or "/", encoded=True, keep_query=True))
+
     def endpoint(self, route: str) -> URL:
         """The base URL with ``/route`` added to its path; query and user-info kept (made
         once per route)."""

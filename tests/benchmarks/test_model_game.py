@@ -39,6 +39,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 import tagparse
+from replay.stage.textcomp.instruct import BUILT_IN, NotParsed
 
 
 def _harness() -> ModuleType:
@@ -422,10 +423,51 @@ class Scripted:
 
             return StreamingResponse(events(), media_type="text/event-stream")
 
+        async def text(request: Request) -> Response:
+            """llama.cpp's /completion and OpenAI's /v1/completions: the prompt read back as
+            chat messages with the ChatML template, answered as the chat route is."""
+            body = await request.json()
+            parsed = BUILT_IN["chatml"].parse(body["prompt"])
+            assert not isinstance(parsed, NotParsed), parsed
+            messages = parsed.messages()
+            text, finish = self.rest({"messages": messages})
+            timings = {"prompt_n": len(body["prompt"]) // 4, "cache_n": 3 * len(messages),
+                       "predicted_n": len(text)}
+            players = [m["content"] for m in messages if m["role"] == "user"]
+            self.log.append({"player": players[-1], "timings": timings})
+            llama = request.url.path == "/completion"
+
+            def event(piece: str, end: str | None) -> dict[str, Any]:
+                if llama:
+                    return {"content": piece, "stop": end is not None, "timings": timings,
+                            **({"stop_type": "limit" if end == "length" else "eos"}
+                               if end else {})}
+                return {"id": "t", "object": "text_completion", "timings": timings,
+                        "choices": [{"index": 0, "text": piece, "finish_reason": end}]}
+
+            if not body.get("stream"):
+                return JSONResponse(event(text, finish))
+            rng = random.Random(body["prompt"])
+
+            async def events() -> AsyncIterator[bytes]:
+                at = 0
+                while at < len(text):
+                    step = rng.randint(1, 7)
+                    yield f"data: {json.dumps(event(text[at:at + step], None))}\n\n".encode()
+                    await asyncio.sleep(0)
+                    at += step
+                yield f"data: {json.dumps(event('', finish))}\n\n".encode()
+                if not llama:
+                    yield b"data: [DONE]\n\n"
+
+            return StreamingResponse(events(), media_type="text/event-stream")
+
         async def models(request: Request) -> Response:
             return JSONResponse({"object": "list", "data": [{"id": "scripted-gm"}]})
 
         return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]),
+                                 Route("/completion", text, methods=["POST"]),
+                                 Route("/v1/completions", text, methods=["POST"]),
                                  Route("/v1/models", models)])
 
 
@@ -549,6 +591,42 @@ def test_a_clean_game_replays_to_its_live_answers_and_a_changed_one_does_not(tab
         assert [d["turn"] for d in figures.differences([1, 2, 3], live, replayed)] == [1]
 
 
+@pytest.mark.parametrize("route", ["completion", "v1-completions"])
+def test_a_game_through_a_text_completion_route_reports_what_the_replies_hold(
+        scripted, tmp_path, route):
+    model, url = scripted
+    for player, reply, _ in LINES:
+        model.replies[player] = (reply, "length" if player == WALK else "stop")
+    folders = {mode: stage.make_game(tmp_path / "games", "harrow", mode,
+                                     ROOT / "fixtures/rulesets/harrow.json",
+                                     ROOT / "fixtures/parties/harrow.json",
+                                     {"instruct": "chatml"}) for mode in stage.MODES}
+    recording = proxy.Proxy(url, per_token=True)
+    served = stage.Stage(ROOT, tmp_path / "games", recording.url, tmp_path / "gmtags.log")
+    request = players.Request(route=route, template=BUILT_IN["chatml"])
+    try:
+        with httpx.Client(timeout=60) as client:
+            at_table = cli.Table(client, served, recording, ROOT, tmp_path, request)
+            for mode in stage.MODES:
+                model.log.clear()
+                run = at_table.run(_script(LINES), folders[mode], mode, "alternate", None)
+                assert run["name"] == f"harrow/{mode}/alternate/{route}"
+                turns = run["turns"]
+                assert not any(t["error"] for t in turns), turns
+                assert run["differences"] == [] and run["replayError"] is None
+                assert turns[0]["figures"]["intent"] is True
+                assert turns[0]["figures"]["foreign"] == turns[1]["figures"]["foreign"] == []
+                assert turns[5]["finish"] == "length"
+                for turn in turns:  # the model server's timings reach the figures
+                    served_legs = [e for e in model.log if e["player"] == turn["player"]]
+                    assert turn["figures"]["requests"] == len(served_legs)
+                if mode == "mid-reply":
+                    assert turns[4]["figures"]["requests"] > 1  # stopped at its loot tags
+    finally:
+        served.stop()
+        recording.stop()
+
+
 def test_the_command_plays_prints_and_writes_its_json(scripted, tmp_path, capsys):
     _, url = scripted
     out = tmp_path / "game.json"
@@ -572,7 +650,7 @@ def test_the_readme_commands_are_the_harness_s_own():
     section = readme.split("### A real model at the table", 1)[1].split("\n## ", 1)[0]
     commands = [line.split("#", 1)[0].split() for line in section.splitlines()
                 if line.startswith(".venv/bin/python benchmarks/model_game.py")]
-    assert len(commands) == 3
+    assert len(commands) == 4
     known = {p.stem for p in players.PLAYERS.glob("*.json")}
     for command in commands:
         args = cli.parser().parse_args(command[2:])

@@ -198,6 +198,33 @@ def test_settings_keep_the_defaults_and_set_the_connection() -> None:
     assert out["active_character"] == f"{prepare.GM_NAME}.png"
 
 
+def test_a_text_completion_connection_is_llama_cpp_in_instruct_mode(tmp_path: Path) -> None:
+    st = tmp_path / "st"
+    content = st / "default" / "content"
+    (content / "presets" / "instruct").mkdir(parents=True)
+    (content / "presets" / "context").mkdir(parents=True)
+    (content / "settings.json").write_text(json.dumps({
+        "main_api": "koboldhorde", "amount_gen": 350, "oai_settings": {},
+        "textgenerationwebui_settings": {"type": "ooba", "server_urls": {}, "streaming": False},
+        "power_user": {"instruct": {"enabled": False, "preset": "Alpaca"},
+                       "context": {"preset": "Default"}}}))
+    (content / "presets" / "instruct" / "ChatML.json").write_text(json.dumps(
+        {"input_sequence": "<|im_start|>user", "name": "ChatML"}))
+    (content / "presets" / "context" / "ChatML.json").write_text(json.dumps(
+        {"story_string": "<|im_start|>system\n{{system}}<|im_end|>", "name": "ChatML"}))
+    user = prepare.write_data_root(tmp_path / "data", st, "http://127.0.0.1:9/games/harrow",
+                                   instruct="ChatML", max_tokens=200)
+    out = json.loads((user / "settings.json").read_text())
+    assert out["main_api"] == "textgenerationwebui" and out["amount_gen"] == 200
+    textgen = out["textgenerationwebui_settings"]
+    assert textgen["type"] == "llamacpp" and textgen["streaming"] is True
+    assert textgen["server_urls"] == {"llamacpp": "http://127.0.0.1:9/games/harrow"}
+    instruct = out["power_user"]["instruct"]
+    assert instruct["enabled"] is True and instruct["preset"] == "ChatML"
+    assert instruct["input_sequence"] == "<|im_start|>user"
+    assert out["power_user"]["context"]["preset"] == "ChatML"
+
+
 def test_the_card_is_a_png_with_the_gm_prompt() -> None:
     png = prepare.card_png(prepare.character_card())
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and png.endswith(b"IEND\xaeB`\x82")
@@ -282,6 +309,15 @@ def test_a_streamed_reply_is_read_with_its_gmtags_object() -> None:
     assert text == "You take it."
     assert meta == {"answers": [1], "takenOut": ['| ok="true"']}
     assert check.streamed_reply(None) == (None, None)
+
+
+def test_a_text_completion_stream_is_read_too() -> None:
+    llama = "\n".join(['data: {"content":"You ","stop":false}', "",
+                       'data: {"content":"take it.","stop":false}', "",
+                       'data: {"content":"","stop":true,"gmtags":{"answers":[1]}}', ""])
+    assert check.streamed_reply(llama) == ("You take it.", {"answers": [1]})
+    openai = 'data: {"choices":[{"text":"Go.","finish_reason":"stop"}],"gmtags":{}}\n\n'
+    assert check.streamed_reply(openai) == ("Go.", {})
 
 
 @pytest.mark.parametrize(("version", "expected"), [("1.12.6", (1, 12, 6)),
