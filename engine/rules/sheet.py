@@ -1,6 +1,6 @@
-"""Reading a character's sheet: value references, ability modifiers, derived values and the
-items a character owns (``itemStat``, spec/items.md §6). Read at exactly the moment asked
-(ITM-ISTAT-17): nothing here is cached on the state."""
+"""Reading a character's sheet: value references, ability modifiers, derived values and the items a
+character owns (``itemStat``, docs/rules/items.md#6-items-on-the-sheet-itemstat). Read at exactly
+the moment asked (ITM-ISTAT-17): nothing here is cached on the state."""
 
 from __future__ import annotations
 
@@ -72,8 +72,8 @@ def owned_items(game: Game, character: Character, state: State | None = None
     found = _OWNED.get(keys)
     if found is not None:
         return found
-    # The bag's index lists each item's stacks, so only the stacks of items that can be worn
-    # are looked at (issue 13: bags of hundreds of stacks holding a few kinds of thing).
+    # The bag's index lists each item's stacks, so only the stacks of items that can be worn are
+    # looked at (bags of hundreds of stacks hold a few kinds of thing).
     firsts = sorted((positions[0], key[1]) for key, positions in index.items()
                     if key[0] == "item")
     owned: list[Owned] = []

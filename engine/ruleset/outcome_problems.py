@@ -1,6 +1,8 @@
-"""Load-time rules of outcome-based combat (spec/combat.md A.4, OQ-CMB-6; issue 25): an
-``"kind": "outcome"`` block needs ``combat.outcome``, whose ``check`` is a skill of the sheet
-read through the resolution's outcome tiers (checks.md §8), whose ``tiers`` readings name
+"""Load-time rules of outcome-based combat
+(docs/rules/combat.md#a4-outcome-based-combat-position-and-effect, OQ-CMB-6): an
+``"kind": "outcome"`` block needs ``combat.outcome``, whose ``check`` is a skill of the sheet read
+through the resolution's outcome tiers
+(docs/rules/checks.md#8-outcome-tiers-more-than-success-or-failure), whose ``tiers`` readings name
 those tiers, and templates that give their foes harm levels (CMB-OUTC-4)."""
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from ..rules.tracks import penalty_for, track_max, track_value
 from ..ruleset import Item
 from .fight.block import combat_block
 
-# Said when the stage answers each tag as the model finishes it (issue 27, the game option
+# Said when the stage answers each tag as the model finishes it (the game option
 # "resolve": "mid-reply"). Kept generic: how the stage shows an answer to the model may change.
 MID_REPLY_LINE = (
     "Each tag is answered the moment you close its bracket: go on with the story from the "
@@ -301,7 +301,7 @@ class StackLines:
     def bag_lines(self, game: Game, state: State, bag: tuple[Stack, ...]) -> list[str]:
         """The line of each stack of ``bag`` that is not a coin, in bag order. A changed bag
         shares most stacks with a bag rendered before that began with the same stack: the runs
-        it shares at both ends keep their lines (found by identity in C loops, issue 12),
+        it shares at both ends keep their lines (found by identity in C loops),
         while the game and the state's invented items are the same. The chats of one game
         begin with the same stacks (the party's), so the last :data:`BAGS_PER_FIRST_STACK`
         such bags are kept and the one sharing the most stacks at its ends is used."""

@@ -2,7 +2,7 @@
 
 A reply's tags are answered against the state at the start of the turn, exactly as the fold
 will answer them when the saved chat is replayed. In the returned text each well-formed tag is
-rewritten in canonical answered form (DESIGN.md "Answered tags"); a malformed tag keeps its raw
+rewritten in canonical answered form (docs/design.md#answered-tags); a malformed tag keeps its raw
 text (its refusal is in the response metadata and the next prompt's LAST ANSWERS block).
 
 The model never supplies an answer: every answer part it writes (in a tag, in a bracket gmtags
