@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_imitation import fed_in_steps
 
 from engine import VOCABULARY
 from replay.stage.answering import TakeOut
@@ -120,12 +121,6 @@ def test_the_stage_reads_a_streamed_reply_as_it_reads_the_whole(
     """The stage's cleaner (answer parts out, then heads mended) gives the same text whatever
     pieces the reply arrives in: a bracket is mended only once it is whole."""
     text = "".join(parts)
-    take, out, at, index = TakeOut("", SMALL), "", 0, 0
-    while at < len(text):
-        step = steps[index % len(steps)]
-        index += 1
-        out += take.feed(text[at:at + step])
-        at += step
-    whole = TakeOut("", SMALL)
-    assert out + take.feed("", final=True) == whole.feed(text, final=True)
+    take, whole = TakeOut("", SMALL), TakeOut("", SMALL)
+    assert fed_in_steps(take, text, steps) == whole.feed(text, final=True)
     assert take.mended == whole.mended
