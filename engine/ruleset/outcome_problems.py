@@ -30,7 +30,8 @@ def outcome_problems(ruleset: Ruleset, combat: Combat) -> list[Problem]:
     tiers = {t.id for t in res.outcomes.tiers} if res is not None and res.outcomes else None
     if tiers is None:  # CMB-OUTC-1: the roll is read through the outcome tiers
         problems.append(Problem(pointer("combat", "kind"),
-                                'outcome combat needs "resolution.outcomes" (checks.md §8)'))
+                                'outcome combat needs "resolution.outcomes" '
+                                '(the tiers its roll is read through)'))
     else:
         problems += [Problem(pointer("combat", "outcome", "tiers", ident),
                              f'unknown outcome tier "{ident}"')
