@@ -324,7 +324,8 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         st_port = free_port()
         data_root = workdir / "st-data"
         prepare.write_data_root(data_root, st, endpoint, max_tokens=args.max_tokens,
-                                instruct="ChatML" if args.api == "text" else None)
+                                instruct="ChatML" if args.api == "text" else None,
+                                text_type=args.text_type)
         run_dir = prepare.shadow_dir(st, workdir / "st-run", st_port, data_root)
         log(f"starting SillyTavern {version} on {st_port}")
         server = procs.start("sillytavern", prepare.server_command(run_dir, st_port, data_root),
@@ -461,6 +462,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="SillyTavern's connection: chat (Chat Completion, Custom) or text "
                              "(Text Completion, llama.cpp, instruct mode with ChatML and the "
                              'game\'s "instruct": "chatml")')
+    parser.add_argument("--text-type", choices=["llamacpp", "vllm"], default="llamacpp",
+                        help="the Text Completion API type: llamacpp (POST /completion) or vllm "
+                             "(POST /v1/completions, SillyTavern sends only the keys vLLM reads: "
+                             "SillyTavern 1.12.6 sends llama.cpp a string dry_sequence_breakers "
+                             "that a current llama-server refuses with 400)")
     parser.add_argument("--max-tokens", type=int, default=300)
     parser.add_argument("--reply-timeout", type=float, default=600)
     parser.add_argument("--workdir", help="keep everything here (default: a temporary folder)")

@@ -1,7 +1,7 @@
 """Dice for the game: deterministic random streams and dice notation.
 
 Every die gmtags rolls comes from a :class:`Stream` derived from ``(game seed, turn key,
-stream name)`` with BLAKE2b in counter mode (DESIGN.md "Determinism"). The derivation is part
+stream name)`` with BLAKE2b in counter mode (docs/design.md#determinism). The derivation is part
 of the replay contract: recorded games replay to the same numbers on every machine and Python
 version, so the golden vectors in ``tests/engine/test_dice.py`` pin it and any change to this
 module that moves a single number is a breaking change.

@@ -1,10 +1,10 @@
-"""The fold: a transcript, turn by turn, through the engine (DESIGN.md "Replay semantics").
+"""The fold: a transcript, turn by turn, through the engine (docs/design.md#replay-semantics).
 
 Only what the player can see counts: GM replies that are not hidden, and of each reply only the
 selected swipe. Player-typed tags never count. A swipe or regenerated answer replaces the reply,
 so it starts from the same state and the replaced reply's effects are simply not in the fold.
 
-This is the one fold (DESIGN.md "Actions: one declaration each"): :func:`replay` (the replay
+This is the one fold (docs/design.md#data-flow): :func:`replay` (the replay
 tool, the harness, the report) and the HTTP stage's cached fold
 (:func:`replay.cache.fold_turns`) both step message by message with :func:`fold_message`
 from a :class:`Position` (a state and the counters that key the dice), and every dice context
@@ -65,7 +65,7 @@ class ReplayResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """The replay JSON of DESIGN.md "Interfaces": answers, final state, diagnostics."""
+        """The replay JSON of docs/design.md#interfaces: answers, final state, diagnostics."""
         return {
             "answers": [a.to_json() for a in self.answers],
             "state": self.state.to_json(),
@@ -76,7 +76,7 @@ class ReplayResult:
 @dataclass(frozen=True, slots=True)
 class Position:
     """Where a fold stands between two messages: the state after the messages so far, and the
-    counters that key the dice of the next GM reply or event (DESIGN.md "Determinism")."""
+    counters that key the dice of the next GM reply or event (docs/design.md#determinism)."""
 
     state: State
     session: int = 0
@@ -97,7 +97,7 @@ class Step(NamedTuple):
 
 def begin_session(position: Position, session: int) -> Position:
     """The position at the start of session number ``session``: its counters at zero and the
-    state as a new conversation inherits it (no place holds; DESIGN.md "Replay semantics")."""
+    state as a new conversation inherits it (no place holds; docs/design.md#replay-semantics)."""
     return Position(start_session(position.state), session)
 
 

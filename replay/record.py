@@ -1,11 +1,11 @@
 """Record a chat: answer every tag of its visible GM replies and write the answers inline.
 
 Each tag of a GM reply the player sees (not hidden, the shown swipe) is rewritten in place as
-an answered tag (DESIGN.md "Tags"): the request attributes as the model wrote them (its order,
-canonical quoting), then ``|`` and the engine's answer attributes. An answer part already there
-(an older recording, or one the model wrote itself) is replaced. A malformed tag has no request
-to write back and keeps its raw text. The file is written back in the format it came in, with
-every byte outside the answered tags kept (``replay/formats/write_*``).
+an answered tag (docs/design.md#answered-tags): the request attributes as the model wrote them (its
+order, canonical quoting), then ``|`` and the engine's answer attributes. An answer part already
+there (an older recording, or one the model wrote itself) is replaced. A malformed tag has no
+request to write back and keeps its raw text. The file is written back in the format it came in,
+with every byte outside the answered tags kept (``replay/formats/write_*``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The recording commands: ``record``, ``regress`` and ``export-state`` (issue #13).
+"""The recording commands: ``record``, ``regress`` and ``export-state``.
 
 ``regress`` takes chat files and directories. A directory with an ``index.json`` lists its
 chats and names each one's ruleset and party (paths relative to the index):

@@ -3,8 +3,8 @@
 For every tag of a visible GM reply, each attribute of the recorded answer part (``Tag.answer``,
 written by ``record``) is compared with the same attribute of the answer computed now
 (``engine.every_answer_attr``: ok, reason, text and the whole record). So a compact answer part
-(issue 28: ok, text and a few results) is checked on what it carries, and a recording made
-before it, whose answer parts carry the whole record, is still checked on all of it. A
+(ok, text and a few results) is checked on what it carries, and an older recording, whose
+answer parts carry the whole record, is still checked on all of it. A
 difference names the chat, the message, the tag and each attribute that changed. A tag without
 an answer part is "unanswered" (a difference only with ``strict``); a malformed tag has none to
 compare.

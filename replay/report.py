@@ -1,5 +1,4 @@
-"""The replay report: one self-contained HTML file to look at a game instead of reading JSON
-(issue #16).
+"""The replay report: one self-contained HTML file to look at a game instead of reading JSON.
 
 ``report_document`` replays a chat and gathers, per message, what a reader wants to see: the
 text, the answered tags, the diagnostics, the swipes that were not selected, and the party's
@@ -249,8 +248,8 @@ def _strike_json(answer: Answer, message: int, player: str) -> dict[str, Any]:
 
 def _fights(result: ReplayResult, heroes: HitPoints, player: str,
             on: Encounter | None = None) -> list[dict[str, Any]]:
-    """Every formula fight of the chat, from its answers' records (DESIGN.md "Records"): when
-    it began and ended, and each round — the order with initiative, each attack's dice,
+    """Every formula fight of the chat, from its answers' records (docs/design.md#combat-records):
+    when it began and ended, and each round — the order with initiative, each attack's dice,
     modifier, total against defence, result and damage dice (in the round's order,
     ``record.slot``, where the records give it), and everyone's hit points after it. ``on``:
     the fight already on in the state the chat starts from (``start`` -1)."""
@@ -366,7 +365,7 @@ def report_document(game: Game, transcript: Transcript, state: State,
         if message.hidden:
             entry["h"] = 1
         elif message.role in ("player", "system"):
-            typed = tagparse.scan(message.text).tags  # never counted (DESIGN.md "Tags")
+            typed = tagparse.scan(message.text).tags  # never counted (docs/design.md#tags)
             if typed:
                 entry["u"] = [tag.raw for tag in typed]
         if index in diagnostics:

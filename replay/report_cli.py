@@ -1,4 +1,4 @@
-"""``gmtags report``: a chat's replay as one self-contained HTML page (issue #16)."""
+"""``gmtags report``: a chat's replay as one self-contained HTML page."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +76,8 @@ def parser() -> argparse.ArgumentParser:
     about.add_argument("--gmtags-root", type=Path, default=ROOT, metavar="PATH",
                        help="run the stage (and the replay) from this checkout (default: this "
                             "one), e.g. an old commit's worktree for a 'before' run")
+    about.add_argument("--replies", action="store_true",
+                       help="print each reply, as the player got it, under its turn's line")
     about.add_argument("--json", type=Path, metavar="OUT",
                        help="write every figure and every turn here")
     about.add_argument("--context", type=int, default=16384,
@@ -208,7 +211,7 @@ def _main(args: argparse.Namespace) -> int:
             else "gm"
         request = Request(name, args.max_tokens, args.seed, args.temperature, args.route,
                           template)
-        at_table = Table(client, stage, proxy, root, workdir, request)
+        at_table = Table(client, stage, proxy, root, workdir, request, args.replies)
         runs = [at_table.run(script, folders[script.game, mode], mode, streaming, args.turns)
                 for script in played for mode in modes for streaming in streams]
         total = total_figures([run["figures"] for run in runs])
@@ -238,6 +241,7 @@ class Table:
     root: Path  # the checkout the stage (and the replay) runs from
     workdir: Path
     request: Request
+    replies: bool = False  # print each reply under its turn's line
 
     def run(self, script: Script, folder: Path, mode: str, streaming: Streaming,
             turns: int | None) -> dict[str, Any]:
@@ -250,6 +254,8 @@ class Table:
 
         def said(turn: Turn) -> None:
             say(progress(name, len(lines), turn, turn_figures(turn, party)))
+            if self.replies and turn.error is None:
+                say(textwrap.indent(turn.text.strip() or "(nothing)", "    | "))
 
         played, messages = play(self.client, self.stage.chat_url(folder.name, ROUTES[route]),
                                 script, lines,

@@ -247,16 +247,20 @@ def settings(defaults: dict[str, Any], endpoint: str, *, user: str = "Ada",
 
 def text_settings(defaults: dict[str, Any], base: str, instruct: dict[str, Any],
                   context: dict[str, Any], **kw: Any) -> dict[str, Any]:
-    """:func:`settings` for a Text Completion connection instead: API type llama.cpp at
+    """:func:`settings` for a Text Completion connection instead: API type ``text_type``
+    (llama.cpp, the default, or vLLM) at
     ``base`` (the stage's game URL, no ``/v1``), streaming on, instruct mode on with the
     ``instruct`` preset and the ``context`` template (SillyTavern's own, read from the
     install), the reply length ``max_tokens``."""
+    kind = kw.pop("text_type", None) or "llamacpp"
     out = settings(defaults, base, **kw)
     out["main_api"] = "textgenerationwebui"
     out["amount_gen"] = kw.get("max_tokens", 300)
     textgen = out.setdefault("textgenerationwebui_settings", {})
-    textgen.update({"type": "llamacpp", "streaming": True,
-                    "server_urls": {**textgen.get("server_urls", {}), "llamacpp": base}})
+    textgen.update({"type": kind, "streaming": True,
+                    "server_urls": {**textgen.get("server_urls", {}), kind: base}})
+    if kind == "vllm":
+        textgen["vllm_model"] = "gm"  # llama-server serves one model, whatever it is called
     power = out["power_user"]
     power["instruct"] = {**power.get("instruct", {}), **instruct, "enabled": True,
                          "preset": instruct.get("name", "ChatML")}
@@ -274,13 +278,15 @@ def write_data_root(data_root: Path, st_dir: Path, endpoint: str, *,
     (user_dir / "characters").mkdir(parents=True, exist_ok=True)
     content = st_dir / "default" / "content"
     defaults = json.loads((content / "settings.json").read_text())
+    text_type = kw.pop("text_type", None)
     if instruct is None:
         written = settings(defaults, endpoint, **kw)
     else:
         written = text_settings(
             defaults, endpoint,
             json.loads((content / "presets" / "instruct" / f"{instruct}.json").read_text()),
-            json.loads((content / "presets" / "context" / f"{instruct}.json").read_text()), **kw)
+            json.loads((content / "presets" / "context" / f"{instruct}.json").read_text()),
+            text_type=text_type, **kw)
     (user_dir / "settings.json").write_text(json.dumps(written, indent=4))
     (user_dir / "characters" / f"{GM_NAME}.png").write_bytes(card_png(character_card()))
     return user_dir

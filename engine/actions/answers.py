@@ -87,10 +87,10 @@ def _attr_text(value: JsonValue) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-# The few record values an answer part carries besides ok, reason and text: the results a GM
-# acts on that a program reading the chat wants as values (issue 28). Every earlier answered
-# tag is sent back to the model on each turn, so the answer part says no more than that; the
-# whole record stays in the replay JSON.
+# The few record values an answer part carries besides ok, reason and text: the results a GM acts on
+# that a program reading the chat wants as values. Every earlier answered tag is sent back to the
+# model on each turn, so the answer part says no more than that; the whole record stays in the
+# replay JSON.
 RESULTS: dict[str, tuple[str, ...]] = {"skill_check": ("success", "outcome")}
 # ... and, on every kind, ``answered="mid-reply"``: the tag was answered before the rest of its
 # reply was written (engine.actions.reply.MID_REPLY), which the fold reads back.
@@ -117,13 +117,14 @@ def answer_attrs(answer: Answer) -> list[tuple[str, str]]:
 
 
 def every_answer_attr(answer: Answer) -> list[tuple[str, str]]:
-    """Every attribute an answer part may carry: ``ok``, ``reason``, ``text``, then the whole
-    record as answer parts were written before issue 28 (lists of numbers joined by commas,
-    other nested values as JSON, none as ``null``), so that ``gmtags regress`` can compare any
-    attribute an old or a new recording has.
+    """Every attribute an answer part may carry: ``ok``, ``reason``, ``text``, then the whole record
+    as older answer parts were written (lists of numbers joined by commas, other nested values as
+    JSON, none as ``null``), so that ``gmtags regress`` can compare any attribute an old or a new
+    recording has.
 
-    Tag attribute names are case-insensitive and written lower case (tags.lark), so a record
-    key such as ``darkHighest`` (checks.md Appendix B) is written ``darkhighest``.
+    Tag attribute names are case-insensitive and written lower case (tags.lark), so a record key
+    such as ``darkHighest`` (docs/rules/checks.md#appendix-b-the-fields-of-a-checks-record) is
+    written ``darkhighest``.
     """
     attrs = _status(answer)
     attrs.extend((key.lower(), _attr_text(value)) for key, value in answer.record.items())

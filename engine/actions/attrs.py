@@ -200,9 +200,9 @@ FIGHTERS = Reader("combatants", _fighters, {"type": "string"}, (reasons.UNKNOWN_
 
 
 def read_held(value: str, values: Mapping[str, Any], game: Game, state: State) -> Reading[str]:
-    """Issue 39: an item name read in the bag of the request's ``who`` — each name of a comma
-    list — as :func:`engine.rules.bags.meant_stack` reads it: the stack whose first words it
-    is, read so; one that fits several stacks is refused ``not-held``, naming them."""
+    """An item name read in the bag of the request's ``who`` — each name of a comma list — as
+    :func:`engine.rules.bags.meant_stack` reads it: the stack whose first words it is, read so; one
+    that fits several stacks is refused ``not-held``, naming them."""
     who = values.get("who")
     if isinstance(who, str):  # an attack's who=: a hero's name, or a foe's
         who = state.character_index(who) if who else None

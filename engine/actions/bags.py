@@ -32,7 +32,7 @@ from .placing import add_thing
 
 def each_thing(state: State, tag: Tag, names: list[str], verb: str,
                one: Callable[[State, str], tuple[State, Answer]]) -> tuple[State, Answer]:
-    """Issue 28: one answer for a tag that lists several things, each done by ``one`` in
+    """One answer for a tag that lists several things (models write lists), each done by ``one`` in
     turn: all of them, or nothing (the first refusal, with the state unchanged)."""
     if len(names) > MAX_LISTED:
         return state, refused(tag, reasons.TOO_MANY_THINGS,
@@ -55,7 +55,7 @@ class Add(Request):
     """Put things into a bag; an add that describes a new item is a proposal (ITM-PROP-*)."""
 
     item: str = attr(TEXT, "what to add: a ruleset item, coin or plain item by name; a comma "
-                     "list adds each (issue 28)", aliases=("items",),
+                     "list adds each", aliases=("items",),
                      missing='Say what to add: [inventory: action="add" item="<name>"].')
     count: int = attr(COUNT, "how many", default=1)
     who: int | None = attr(WHO_OR_PARTY, "whose bag; without who=, whoever can carry it "
@@ -122,8 +122,8 @@ def _teach_remove(game: Game, party: Party) -> list[str]:
                  reasons.TOO_MANY_STACKS, reasons.TOO_MANY_THINGS, reasons.NO_PROPOSALS))
 def add(game: Game, state: State, request: Add, ctx: TurnContext) -> tuple[State, Answer]:
     """``[inventory: action="add" item=... count=... who=...]`` (ITM-NAME-*, ITM-FREE-*,
-    ITM-CARRY-5..8); an add that describes a new item is a proposal (ITM-PROP-*). A comma list
-    in ``item=`` or ``items=`` adds each thing (issue 28)."""
+    ITM-CARRY-5..8); an add that describes a new item is a proposal (ITM-PROP-*). A comma list in
+    ``item=`` or ``items=`` adds each thing."""
     tag, name, count, who = request.tag, request.item, request.count, request.who
     description = request.description()
     if description:  # a proposal describes one item, whatever its name holds
@@ -176,8 +176,8 @@ REMOVE_RECORD = {"item": "the ruleset item's reference, or null", "coin": "the c
         teach=_teach_remove,
         reasons=(reasons.NOT_HELD, reasons.NOT_ENOUGH, reasons.CURSED, reasons.TOO_MANY_THINGS))
 def remove(game: Game, state: State, request: Remove, ctx: TurnContext) -> tuple[State, Answer]:
-    """``[inventory: action="remove" item=... count=... who=...]``: all of it, or nothing. A
-    comma list in ``item=`` or ``items=`` removes each thing, all or nothing (issue 28)."""
+    """``[inventory: action="remove" item=... count=... who=...]``: all of it, or nothing. A comma
+    list in ``item=`` or ``items=`` removes each thing, all or nothing."""
     tag, count, who = request.tag, request.count, request.who
     names = named_things(game, state, request.item, (state.characters[who],))
     if len(names) == 1:

@@ -1,5 +1,5 @@
 """An action declared once: its typed request, its handler, its reason codes, the GM line that
-teaches it, and the record fields its answer carries (DESIGN.md "Actions: one declaration each").
+teaches it, and the record fields its answer carries (docs/design.md#actions-one-declaration-each).
 
 Everything else is derived from the declarations: the dispatch table and the ignored-attribute
 notes (:mod:`engine.actions.reply`), the standard refusals (missing attribute, bad count, unknown
@@ -252,10 +252,10 @@ class ByRuleset:
 
 FIRST, ROUND, LAST = "first", "round", "last"
 PHASES = (FIRST, ROUND, LAST)
-"""When in a reply an action is applied (DESIGN.md "Rounds and order"): ``first`` before the
+"""When in a reply an action is applied (docs/design.md#rounds-and-order): ``first`` before the
 round's acts (a fight's start, who joins, a condition, a defence), ``round`` among them in the
-round's order (a strike, and what acts in the round like one: a reload, leaving), ``last``
-after every other tag (the fight's end)."""
+round's order (a strike, and what acts in the round like one: a reload, leaving), ``last`` after
+every other tag (the fight's end)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Host actions that are not tags — taking starting gear, pressing Use, resting, equipping —
-recorded as ``event`` messages in the transcript and applied at their position, so they replay
-like everything else (DESIGN.md "Replay semantics").
+recorded as ``event`` messages in the transcript and applied at their position, so they replay like
+everything else (docs/design.md#replay-semantics).
 
 An event is answered like a tag: the answer's ``tag`` is ``{"kind": "event", "attrs": {...},
 "raw": <the event as canonical JSON>}``.

@@ -1,5 +1,6 @@
-"""Fakes and how they are found out (spec/items.md §19–§20: ITM-FAKE-*, ITM-TELL-*, ITM-INSP-*,
-ITM-NOTICE-*, ITM-SEE-*).
+"""Fakes and how they are found out (docs/rules/items.md#19-honest-and-dishonest-sellers-fakes and
+docs/rules/items.md#20-detecting-fakes: ITM-FAKE-*, ITM-TELL-*, ITM-INSP-*, ITM-NOTICE-*,
+ITM-SEE-*).
 
 A fake in a bag is a stack whose ``item`` is what it really is and whose ``shows_as`` is the item
 it passes for (ITM-FAKE-9): its name, and everything the player sees, is the passes-for item's;

@@ -1,5 +1,5 @@
 """What the GM does to stacks beyond add and remove: set, give, equip, unequip, bind, unbind
-(spec/items.md §5.4, §5.7, §5.8, §5.11: ITM-STACK-*, ITM-SLOT-*, ITM-BIND-*, ITM-CMD-*)."""
+(docs/rules/items.md#5-what-reads-items: ITM-STACK-*, ITM-SLOT-*, ITM-BIND-*, ITM-CMD-*)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The host's operations on items (spec/items.md §0.6, the source's inventory controls); what
-the host shows is in :mod:`engine.text.host`.
+"""The host's operations on items (docs/rules/items.md#06-host-operations, the source's inventory
+controls); what the host shows is in :mod:`engine.text.host`.
 
 State-changing operations are transcript events (``{"role": "event", "name": "Ada", "event":
 {"action": "add", "item": "Rope"}}``), registered in :mod:`engine.actions.events`: ``add``,

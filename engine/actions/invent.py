@@ -1,4 +1,5 @@
-"""Items the GM invents in the ruleset's terms (spec/items.md §5.10, ITM-PROP-1..22, §9.4).
+"""Items the GM invents in the ruleset's terms (docs/rules/items.md#510-items-the-gm-invents,
+ITM-PROP-1..22; weapons: docs/rules/items.md#94-invented-weapons).
 
 ``[inventory: action="add" item="Ember brooch" like="Lucky charm" rarity="storied"
 worn="+1 Sway"]`` builds a new ruleset item from the description, keeps only what the item
@@ -8,16 +9,16 @@ it may not see, ITM-BLOCK-11), and stores the item in ``State.invented`` so its 
 item for the rest of the game (ITM-PROP-20). :func:`engine.rules.session.new_session` forgets
 the invented items nobody owns any more (ITM-PROP-21).
 
-Decisions on the open questions (items.md §5.10): OQ-14 is overridden by the issue —
-``propose: false`` refuses the add (``no-proposals``); OQ-15 ``like=`` copies the wearing and
-using keys (``requires``, ``toggle``, ``stack`` too) but never ``cost``, ``sold``,
-``service`` or the fake keys; OQ-16 any description attribute makes a proposal; OQ-17 commas
-or semicolons separate parts, ``id=value`` (or ``id: value``) inside ``stats=``/``slots=``;
-OQ-18 no category: a plain item under ``native: true``, ``not-ruleset-item`` otherwise;
-OQ-19 skill or save first, then ability, then the defence; OQ-20 a worn defence change is
-dropped only when the same proposal sets a stat the defence counts; OQ-21 no rarity: capped
-as the lowest rarity without getting it; OQ-22 ability changes are never capped; OQ-23 the
-stored item wins over a new description; OQ-27/28 the most similar weapon by shared words,
+Decisions on the open questions of docs/rules/items.md#510-items-the-gm-invents: OQ-14 is not
+followed — ``propose: false`` refuses the add (``no-proposals``), so the GM learns that it must add
+one of the ruleset's items; OQ-15 ``like=`` copies the wearing and using keys (``requires``,
+``toggle``, ``stack`` too) but never ``cost``, ``sold``, ``service`` or the fake keys; OQ-16 any
+description attribute makes a proposal; OQ-17 commas or semicolons separate parts, ``id=value`` (or
+``id: value``) inside ``stats=``/``slots=``; OQ-18 no category: a plain item under ``native: true``,
+``not-ruleset-item`` otherwise; OQ-19 skill or save first, then ability, then the defence; OQ-20 a
+worn defence change is dropped only when the same proposal sets a stat the defence counts; OQ-21 no
+rarity: capped as the lowest rarity without getting it; OQ-22 ability changes are never capped;
+OQ-23 the stored item wins over a new description; OQ-27/28 the most similar weapon by shared words,
 only its stats taken over (never its slots).
 """
 
@@ -662,7 +663,7 @@ def propose(game: Game, state: State, tag: Tag, name: str, count: int, who: int 
             answer = answer.model_copy(update={"notes": (*answer.notes, note)})
         return new_state, answer
     block = game.ruleset.items
-    if block is None or not block.propose:  # ITM-PROP-2 (the issue overrides OQ-14)
+    if block is None or not block.propose:  # ITM-PROP-2; a refusal, not OQ-14's plain add
         return state, refused(tag, reasons.NO_PROPOSALS,
                               "This ruleset does not let the GM invent items; add one of its "
                               "items by name instead. Nothing was added.")

@@ -1,6 +1,6 @@
 """Markets: where the party is, what is sold there and at what price, buying, selling, and the
-market day (spec/items.md §18: ITM-PLACE, ITM-MKT, ITM-PRICE, ITM-BUY, ITM-DAY, ITM-SELL,
-ITM-MKTV).
+market day (docs/rules/items.md#18-markets: ITM-PLACE, ITM-MKT, ITM-PRICE, ITM-BUY, ITM-DAY,
+ITM-SELL, ITM-MKTV).
 
 Nothing here is stored beyond the fold: the place, the day that began there, and the day's
 ledger (what was taken of limited wares and stock, what the purse paid out) live on

@@ -1,4 +1,5 @@
-"""Money: coins in bags, paying with change, earning (spec/items.md §16, ITM-MONEY/PAY/EARN)."""
+"""Money: coins in bags, paying with change, earning (docs/rules/items.md#16-money,
+ITM-MONEY/PAY/EARN)."""
 
 from __future__ import annotations
 
@@ -79,8 +80,7 @@ class Earn(Request):
 
 
 def _teach_money(game: Game, party: Party) -> list[str]:
-    """Issue 39: which way the money moves, said plainly — a model used pay= for money the
-    party received."""
+    """Which way the money moves, said plainly — a model used pay= for money the party received."""
     unit = coin(game)
     if unit is None:  # ITM-MONEY-10: only the commands this ruleset answers
         return []

@@ -1,4 +1,4 @@
-"""``apply_reply``: the reducer that answers every tag of one GM reply (DESIGN.md "Data flow").
+"""``apply_reply``: the reducer that answers every tag of one GM reply (docs/design.md#data-flow).
 
 Each capability declares the tag actions it answers (:mod:`engine.actions.declare`);
 :data:`ACTIONS` is their table, so answering a tag is a lookup, not an if-chain.
@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from operator import itemgetter
 
 from tagparse import Tag
+from tagparse.heads import Vocabulary
 
 from ..rules import reasons
 from ..rules.context import TurnContext
@@ -47,7 +48,7 @@ PHASE_STEP: dict[str | None, int] = {FIRST: 1, ROUND: 2, LAST: 4}
 # The attribute that names the action of a tag kind that has several.
 ACTION_ATTRIBUTE = {"inventory": "action", "sheet": "op", "combat": "op"}
 # A tag kind without such an attribute whose one other action is the tag with this attribute
-# written: [attack: use="Fire Bolt"] is a sheet ability's use, not a weapon's strike (issue 25).
+# written: [attack: use="Fire Bolt"] is a sheet ability's use, not a weapon's strike.
 SELECTED_BY = {"attack": "use"}
 
 # The actions each tag kind has; an action that exists but is not answered would be refused
@@ -70,6 +71,12 @@ READS: dict[tuple[tuple[str, str | None], type[Request]], frozenset[str]] = {
     for key, declared in ACTIONS.items() for _, request in declared.requests()
 }
 
+# The tags there are, for reading a tag a model wrote under a wrong head (tagparse.heads):
+# what a (kind, action) reads with any of its requests.
+VOCABULARY = Vocabulary(
+    {key: frozenset().union(*(reads for (k, _), reads in READS.items() if k == key))
+     for key in ACTIONS}, ACTION_ATTRIBUTE)
+
 # The reads with no engine-only attribute among them: a tag naming only these needs no note.
 PLAIN_READS = {key: reads for key, reads in READS.items() if ENGINE_ONLY.isdisjoint(reads)}
 
@@ -83,16 +90,16 @@ def _key(tag: Tag) -> tuple[str, str | None]:
         return (tag.kind, None)
     action = (tag.get(attribute) or "").strip().lower()
     if not action and tag.kind == "inventory" and tag.get("items") is not None:
-        return ("inventory", "add")  # issue 28: [inventory: items="Bronze Key, Map"] adds them
+        return ("inventory", "add")  # models write [inventory: items="Bronze Key, Map"] to add them
     if not action and tag.kind == "combat" and any(
             (tag.get(name) or "").strip() for name in fight.LEGACY_FOES):
-        return ("combat", "start")  # issue 24: [combat: enemies="Goblin, Skeleton"] starts
+        return ("combat", "start")  # models write [combat: enemies="Goblin, Skeleton"] to start
     return (tag.kind, action)
 
 
 def _unknown_action(tag: Tag, kind: str, attribute: str, action: str) -> Answer:
     """An action that does not exist, or the instructions' template copied as it stands
-    (``action="add | remove"``, issue 28): refused, saying which and what to write."""
+    (``action="add | remove"``, as models do): refused, saying which and what to write."""
     known = KNOWN_ACTIONS[kind]
     choices = [part.strip() for part in action.replace("/", "|").split("|")]
     if len(choices) > 1 and all(choice in known for choice in choices):
@@ -155,29 +162,28 @@ def answer_tag(game: Game, state: State, tag: Tag, ctx: TurnContext) -> tuple[St
 
 
 def _phase(tag: Tag) -> int:
-    """DESIGN.md "Rounds and order": which step of the reply applies the tag — 0 ``[place:]``,
-    then as its action is declared (:data:`PHASE_STEP`): 1 ``phase="first"``, 2 ``"round"``,
-    3 every other tag, 4 ``"last"``."""
+    """Which step of the reply applies the tag (docs/design.md#rounds-and-order) — 0 ``[place:]``,
+    then as its action is declared (:data:`PHASE_STEP`): 1 ``phase="first"``, 2 ``"round"``, 3 every
+    other tag, 4 ``"last"``."""
     if tag.kind == "place":
         return 0
     declared = ACTIONS.get(_key(tag))
     return PHASE_STEP.get(declared.phase if declared is not None else None, 3)
 
 
-# The answer part's mark of a tag answered before the rest of its reply was written (the
-# stage's mid-reply answers, issue 27): ``[skill_check: ... | ok="true" text="..."
-# answered="mid-reply"]``. The model read that answer and wrote on from it, so the fold answers
-# the tags up to it before the tags after it (see :func:`apply_reply`).
+# The answer part's mark of a tag answered before the rest of its reply was written (the stage's
+# mid-reply answers): ``[skill_check: ... | ok="true" text="..." answered="mid-reply"]``. The model
+# read that answer and wrote on from it, so the fold answers the tags up to it before the tags after
+# it (see :func:`apply_reply`).
 MID_REPLY = (ANSWERED, "mid-reply")
 FIGHT_KINDS = frozenset({"combat", "attack"})  # answered as one round
 
 
 def may_stop(tags: Sequence[Tag], index: int) -> bool:
-    """Whether ``tags[index]`` may be answered before the rest of its reply is written, the
-    answer the same whatever follows (DESIGN.md "Rounds and order"): a tag the engine answers,
-    not a fight tag (a round is answered whole), not after the reply's first fight tag, and a
-    ``[place:]`` only as the reply's first tag (a later one is resolved before the tags before
-    it)."""
+    """Whether ``tags[index]`` may be answered before the rest of its reply is written, the answer
+    the same whatever follows (docs/design.md#rounds-and-order): a tag the engine answers, not a
+    fight tag (a round is answered whole), not after the reply's first fight tag, and a ``[place:]``
+    only as the reply's first tag (a later one is resolved before the tags before it)."""
     tag = tags[index]
     if tag.malformed is not None or tag.kind in FIGHT_KINDS or action_of(tag) is None:
         return False
@@ -242,21 +248,20 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag], ctx: TurnContext,
                 stops: Sequence[int] | None = None) -> tuple[State, list[Answer]]:
     """Answer one GM reply's tags against the state at the start of the turn.
 
-    ``[place:]`` tags are resolved first (buy and sell price at the place that holds at the end
-    of the reply); then ``[combat:]`` start/join/condition/defend, in text order; then the
-    ``[attack:]`` tags in the initiative order of their attackers (CMB-TURN-6..8/14; one
-    attacker's attacks in text order), and with them, in a formula fight, each
-    ``[inventory: action="use"]`` that acts in it by its user's place (§13); then every other
-    tag in text order; then
-    ``[combat: op="end"]`` (DESIGN.md "Rounds and order"). Returns the new state and one
-    answer per tag, in the order of ``tags``. Pure: the input state is never mutated.
+    ``[place:]`` tags are resolved first (buy and sell price at the place that holds at the end of
+    the reply); then ``[combat:]`` start/join/condition/defend, in text order; then the
+    ``[attack:]`` tags in the initiative order of their attackers (CMB-TURN-6..8/14; one attacker's
+    attacks in text order), and with them, in a formula fight, each ``[inventory: action="use"]``
+    that acts in it by its user's place (docs/rules/items.md#13-using-items-in-combat); then every
+    other tag in text order; then ``[combat: op="end"]`` (docs/design.md#rounds-and-order). Returns
+    the new state and one answer per tag, in the order of ``tags``. Pure: the input state is never
+    mutated.
 
-    A reply answered mid-reply (issue 27) is answered in parts: the tags up to each tag it was
-    stopped at, in the order above, before the tags after it — the model wrote what follows
-    knowing that answer, so a ``[place:]`` or a fight written later does not move before it.
-    ``stops`` are those tags (the stage knows them); None reads them from the text
-    (:func:`settled`). A stop's answer carries :data:`MID_REPLY`. Only a tag :func:`may_stop`
-    allows is a stop, so a round is never cut.
+    A reply answered mid-reply is answered in parts: the tags up to each tag it was stopped at, in
+    the order above, before the tags after it — the model wrote what follows knowing that answer, so
+    a ``[place:]`` or a fight written later does not move before it. ``stops`` are those tags (the
+    stage knows them); None reads them from the text (:func:`settled`). A stop's answer carries
+    :data:`MID_REPLY`. Only a tag :func:`may_stop` allows is a stop, so a round is never cut.
     """
     if stops is None:
         stops = settled(tags) if any(tag.answer is not None for tag in tags) else ()
@@ -277,7 +282,7 @@ def apply_reply(game: Game, state: State, tags: Sequence[Tag], ctx: TurnContext,
             phases[_phase(tags[index])].append(index)
         for phase, indexes in enumerate(phases):
             if phase == 2 and fight.uses_in_round(game, state):
-                # §13: in a formula fight a use aimed at the other side or at target= acts in
+                # ITM-USE: in a formula fight a use aimed at the other side or at target= acts in
                 # the round, among the attacks by its user's initiative (engine/actions/use.py)
                 used = [i for i in phases[3] if _key(tags[i]) == ("inventory", "use")
                         and use.acts_in_fight(game, state, tags[i])]

@@ -1,6 +1,6 @@
 """Resting: the GM's ``[sheet: op="rest" rest="vigil" who=...]`` and the host's Rest event
-(``{"action": "rest", "rest": "vigil", "who": "Ada"}``) bring back the charges of every item
-that names the rest (spec/items.md §13.8, ITM-RCHG-1..7)."""
+(``{"action": "rest", "rest": "vigil", "who": "Ada"}``) bring back the charges of every item that
+names the rest (docs/rules/items.md#138-recharge, ITM-RCHG-1..7)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Starting gear (spec/items.md §17): listing the packages for a character, and taking one —
-an event the host records in the transcript (``{"action": "starting-gear", "gear": "fighter",
-"who": "Ada", "choices": [1, "A greataxe"], "oneOf": [], "again": false}``)."""
+"""Starting gear (docs/rules/items.md#17-starting-gear): listing the packages for a character, and
+taking one — an event the host records in the transcript (``{"action": "starting-gear", "gear":
+"fighter", "who": "Ada", "choices": [1, "A greataxe"], "oneOf": [], "again": false}``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Using an item outside a fight (spec/items.md §21, with §13's ``use``, ``charges``,
-``breaksOn`` and ``gate``): the GM's ``[inventory: action="use" item=... who=...]`` and the
-host's Use event (``{"action": "use", "item": "Poultice"}``, ITM-OUT-2/14).
+"""Using an item outside a fight (docs/rules/items.md#21-using-items-outside-combat, with the
+``use``, ``charges``, ``breaksOn`` and ``gate`` of docs/rules/items.md#13-using-items-in-combat):
+the GM's ``[inventory: action="use" item=... who=...]`` and the host's Use event
+(``{"action": "use", "item": "Poultice"}``, ITM-OUT-2/14).
 
 One use is all or nothing (ITM-OUT-10): the gate is rolled, the item or its charges are spent,
 and the sheet (pools, tracks, conditions) and the bag are written in one new character value.
@@ -289,12 +290,13 @@ def _spend(game: Game, state: State, item: Item, bag: list[Stack], index: int,
 
 @request
 class UseItem(Request):
-    """Use an item: what its ``use`` does (ITM-OUT-2..16). In a formula fight a use aimed at
-    the other side, or one naming ``target=``, is one of the round's actions (§13): it spends
-    one whole use of its budget (``no-time`` past it; a ``free`` use spends nothing and begins
-    no round), lands in its user's initiative order among the round's attacks, and rolls its
-    ``toHit`` against each target's defence or each target's save against its
-    ``saveDifficulty``; any other use is answered as outside a fight."""
+    """Use an item: what its ``use`` does (ITM-OUT-2..16). In a formula fight a use aimed at the
+    other side, or one naming ``target=``, is one of the round's actions
+    (docs/rules/items.md#13-using-items-in-combat): it spends one whole use of its budget
+    (``no-time`` past it; a ``free`` use spends nothing and begins no round), lands in its user's
+    initiative order among the round's attacks, and rolls its ``toHit`` against each target's
+    defence or each target's save against its ``saveDifficulty``; any other use is answered as
+    outside a fight."""
 
     item: str = attr(HELD, "the item used, by name",
                      missing='Say what to use: [inventory: action="use" item="<name>"].')
@@ -315,7 +317,7 @@ USE_RECORD = {
     "charges": "charges left", "breaksRoll": "the break die", "broke": "it broke (ITM-BRK-4)",
     "playerMessage": "the Use button: what the player says",
     "itemUsed": "the Use button: the [item_used] line",
-    **FIGHT_RECORD,  # issue 25: an item used in a formula fight (spec/items.md §13)
+    **FIGHT_RECORD,  # an item used in a formula fight (ITM-USE)
     **KIND_USE_RECORD,  # an item used in a fight of a kind with its own answer (ITM-CLS-1..19)
 }
 USE_REASONS = (reasons.NOT_HELD, reasons.NOT_WORN, reasons.NO_USE_LEFT, reasons.NO_DIFFICULTY,
@@ -376,9 +378,9 @@ def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
         return state, refused(tag, code, f"{words}; nothing was used."), spoken
     index = usable[0]
     if uses_in_round(game, state) and (aimed(item.use) or request.target.strip()):
-        # §13: a use aimed at the other side, or at target=, acts in the formula fight on now
-        # (engine/actions/fight/use.py); a helping use without target= is answered as out of
-        # one, as the recorded corpus pins (a friend's potion poured into a downed hero)
+        # a use aimed at the other side, or at target=, acts in the formula fight on now
+        # (engine/actions/fight/use.py); a helping use without target= is answered as out of one, as
+        # the recorded corpus pins (a friend's potion poured into a downed hero)
         found_at = (who, index, item, item_label(game, character.bag[index]))
         new_state, answer = use_in_fight(game, state, request, found_at, request.target, ctx,
                                          kind, OUTSIDE)
@@ -423,9 +425,10 @@ def use_item(game: Game, state: State, request: UseItem, ctx: TurnContext,
 
 
 def acts_in_fight(game: Game, state: State, tag: Tag) -> bool:
-    """§13: whether ``[inventory: action="use"]`` acts in the formula fight on now (its user's
-    budget spent, in the round's initiative order): a use aimed at the other side, or one
-    that names ``target=``; any other use is answered as out of a fight (§21)."""
+    """Whether ``[inventory: action="use"]`` acts in the formula fight on now (its user's budget
+    spent, in the round's initiative order): a use aimed at the other side, or one that names
+    ``target=``; any other use is answered as out of a fight
+    (docs/rules/items.md#13-using-items-in-combat)."""
     if not uses_in_round(game, state):
         return False
     if (tag.get("target") or "").strip():

@@ -1,7 +1,9 @@
-"""A hero's abilities in a formula fight, as pure rules (spec/combat.md A.8, A.9, A.11,
-CMB-TURN-17): which chosen entry a name means, what its cost takes from the hero's pools,
-what a sustained ability leaves behind when it ends, and the defence a reaction added. The
-tags are in :mod:`engine.actions.fight_abilities` and :mod:`engine.actions.fight_react`."""
+"""A hero's abilities in a formula fight, as pure rules (docs/rules/combat.md#a8-reactions,
+docs/rules/combat.md#a9-sustained-abilities-concentration,
+docs/rules/combat.md#a11-abilities-against-foes-and-the-bestiary, CMB-TURN-17): which chosen entry a
+name means, what its cost takes from the hero's pools, what a sustained ability leaves behind when
+it ends, and the defence a reaction added. The tags are in :mod:`engine.actions.fight.abilities` and
+:mod:`engine.actions.fight.react`."""
 
 from __future__ import annotations
 

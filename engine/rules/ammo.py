@@ -1,7 +1,7 @@
-"""Ammunition and clips as pure rules (spec/items.md §10): what a weapon shoots from its
-wearer's bag, how much is carried, what one attack takes and from which stacks, the loaded
-count a weapon with a clip keeps on its stack, and what a won fight gives back. No tags and
-no sentences: ``[attack:]`` (engine/actions/fight/formula.py, fight_arms.py) and ``[combat:
+"""Ammunition and clips as pure rules (docs/rules/items.md#10-ammunition-and-reloading): what a
+weapon shoots from its wearer's bag, how much is carried, what one attack takes and from which
+stacks, the loaded count a weapon with a clip keeps on its stack, and what a won fight gives back.
+No tags and no sentences: ``[attack:]`` (engine/actions/fight/formula.py, arms.py) and ``[combat:
 op="reload"]`` (engine/actions/fight/weapons.py) use these."""
 
 from __future__ import annotations

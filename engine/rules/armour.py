@@ -1,8 +1,9 @@
-"""A hero's defence and typed defences in a fight (spec/items.md §8, §12.1–12.2): the
-ruleset's ``combat.attack.defence`` formula with what the hero wears and carries, and the
-``resist``/``immune``/``vulnerable`` entries and condition immunities its conditions, levels,
-items and sheet rows grant — and what they do to one strike's damage. Plain functions of
-state and ruleset values; the fight reads them."""
+"""A hero's defence and typed defences in a fight
+(docs/rules/items.md#8-typed-defences-from-conditions-levels-items-and-sheet-rows,
+docs/rules/items.md#12-armour-and-worn-effects-in-combat): the ruleset's ``combat.attack.defence``
+formula with what the hero wears and carries, and the ``resist``/``immune``/``vulnerable`` entries
+and condition immunities its conditions, levels, items and sheet rows grant — and what they do to
+one strike's damage. Plain functions of state and ruleset values; the fight reads them."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Bags and stacks: what the GM's ``[inventory: action="add"/"remove"]`` does to them
-(spec/items.md §5.2–5.5)."""
+(docs/rules/items.md#5-what-reads-items, ITM-INV, ITM-NAME, ITM-STACK, ITM-FREE)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .names import meant_name
 from .state import Character, InventedItem, Stack, State
 from .trusted import trusted
 
-MAX_LISTED = 20  # issue 28: the most things one tag's item= list may name
+MAX_LISTED = 20  # the most things one tag's item= list may name
 NEW_STACK = dict(Stack(name="-", count=1).__dict__)  # a new stack's fields: the defaults
 
 
@@ -83,17 +83,16 @@ def find_thing(game: Game, name: str, state: State | None = None) -> Thing | Non
     return None
 
 
-# Where each kind of stack sits in one bag, so finding the stacks a tag means costs the few
-# stacks of that kind, not the whole bag (issue 13: bags grow to hundreds of stacks). Keys:
-# ("name", case-folded name) for every stack, ("item", ref), ("coin", id) and ("shows", ref
-# a fake passes for) where the stack has them, ("equipped", "") and ("bound", "") where it is
-# (so what is worn can be read off the index alone); values are positions in bag order. An index
-# is only a shortlist: callers still test each candidate with the plain rule
-# (:func:`stack_matches`, :meth:`Stack.same_kind`), so it can never change what matches.
-# Built once, never mutated: a changed bag gets a new index, except that a bag whose stacks
-# differ from another's in their counts alone shares that bag's index object (add_to_bag
-# filling stacks, take_from_bag emptying none). So a function of the index alone may be
-# remembered per index object (:func:`engine.rules.sheet.owned_items`).
+# Where each kind of stack sits in one bag, so finding the stacks a tag means costs the few stacks
+# of that kind, not the whole bag (bags grow to hundreds of stacks). Keys: ("name", case-folded
+# name) for every stack, ("item", ref), ("coin", id) and ("shows", ref a fake passes for) where the
+# stack has them, ("equipped", "") and ("bound", "") where it is (so what is worn can be read off
+# the index alone); values are positions in bag order. An index is only a shortlist: callers still
+# test each candidate with the plain rule (:func:`stack_matches`, :meth:`Stack.same_kind`), so it
+# can never change what matches. Built once, never mutated: a changed bag gets a new index, except
+# that a bag whose stacks differ from another's in their counts alone shares that bag's index object
+# (add_to_bag filling stacks, take_from_bag emptying none). So a function of the index alone may be
+# remembered per index object (:func:`engine.rules.sheet.owned_in`).
 BagIndex = dict[tuple[str, str], tuple[int, ...]]
 
 MAX_INDEXED_BAGS = 64
@@ -223,10 +222,10 @@ def held_by_name(holders: Iterable[Character], name: str) -> bool:
 
 def named_things(game: Game, state: State, value: str,
                  holders: Iterable[Character]) -> list[str]:
-    """ITM-NAME-1, issue 28: the names an ``item=`` value lists. A comma list names each thing,
-    except that commas inside the label of a ruleset item (or an invented item, or a coin) or
-    the name of a plain item in a bag of ``holders`` are part of that name: "Lantern, hooded"
-    stays one item. Parts are joined into such names longest first, from the left."""
+    """ITM-NAME-1: the names an ``item=`` value lists. A comma list names each thing, except that
+    commas inside the label of a ruleset item (or an invented item, or a coin) or the name of a
+    plain item in a bag of ``holders`` are part of that name: "Lantern, hooded" stays one item.
+    Parts are joined into such names longest first, from the left."""
     if "," not in value:
         return [value]
     parts = [part.strip() for part in value.split(",")]
@@ -296,12 +295,11 @@ def stack_names(bag: tuple[Stack, ...]) -> list[str]:
 
 
 def meant_stack(game: Game, state: State, bag: tuple[Stack, ...], name: str) -> str | list[str]:
-    """Issue 39: the stack of ``bag`` an item name means. A name of the game — a ruleset item,
-    an invented item, a coin (ITM-NAME-1..3) — or of a stack in any bag of the party (any
-    case: a fight's use may draw on a companion's stack, ITM-CLS-14) means what it says, and
-    so does one that means no stack: ``name`` itself. Else the name of the one stack of
-    ``bag`` whose first word or leading words it is (:func:`engine.rules.names.meant_name`),
-    or, when it fits several, their names."""
+    """The stack of ``bag`` an item name means. A name of the game — a ruleset item, an invented
+    item, a coin (ITM-NAME-1..3) — or of a stack in any bag of the party (any case: a fight's use
+    may draw on a companion's stack, ITM-CLS-14) means what it says, and so does one that means no
+    stack: ``name`` itself. Else the name of the one stack of ``bag`` whose first word or leading
+    words it is (:func:`engine.rules.names.meant_name`), or, when it fits several, their names."""
     name = name.strip()
     if not name or find_thing(game, name, state) is not None:
         return name

@@ -1,5 +1,5 @@
 """Carrying: what things weigh, each character's load, and where an arriving thing goes
-(spec/items.md §5.9, ITM-CARRY-*, ITM-MONEY-2/3, OQ-12/13).
+(docs/rules/items.md#59-carry-weight-load-and-distribution, ITM-CARRY-*, ITM-MONEY-2/3, OQ-12/13).
 
 Weights are exact fractions (a quarter pound, one coin of a family that weighs 100 to the
 unit), so a load never drifts by float rounding and the same bag always weighs the same.

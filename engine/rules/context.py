@@ -13,7 +13,7 @@ class TurnContext:
 
     ``turn_key`` is (session index, GM-reply index) — plus the swipe index when the game rolls
     ``dice: per-swipe`` — so the k-th check of a turn rolls the same dice on every swipe
-    (DESIGN.md "Determinism").
+    (docs/design.md#determinism).
     """
 
     seed: str

@@ -1,7 +1,7 @@
-"""A foe's own abilities and its regeneration, as pure rules (spec/combat.md A.11:
-CMB-ABIL-4/5/7/8; the keys are :mod:`engine.ruleset.foe_abilities`). Their numbers are worked
-out once, when the foe joins (CMB-TPL-8); the ``[attack: who="<foe>" use=]`` tag is
-:mod:`engine.actions.fight_foes`."""
+"""A foe's own abilities and its regeneration, as pure rules (CMB-ABIL-4/5/7/8 of
+docs/rules/combat.md#a11-abilities-against-foes-and-the-bestiary; the keys are
+:mod:`engine.ruleset.foe_abilities`). Their numbers are worked out once, when the foe joins
+(CMB-TPL-8); the ``[attack: who="<foe>" use=]`` tag is :mod:`engine.actions.fight.foes`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Loot tables and the ``[loot:]`` tag (spec/items.md §15).
+"""Loot tables and the ``[loot:]`` tag (docs/rules/items.md#15-loot).
 
 :func:`roll_table` is the reusable roller (the GM's tag now; a creature's ``loot`` after a won
 fight and a seller's ``stock`` later); :func:`roll_tag` answers ``[loot: table=... who=...]``.

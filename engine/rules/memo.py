@@ -139,7 +139,7 @@ class IdentityMemo(Generic[V]):
 
     ``weigh``, with ``most``: what one value costs (in bytes, say) and the most all of them
     may cost together. Values that grow (the text of a bag that keeps filling) are then bounded
-    by what they hold, not only by their number (issue 22). A value heavier than ``most`` on its
+    by what they hold, not only by their number. A value heavier than ``most`` on its
     own is not remembered.
 
     Safe under threads without a lock: each get and put is one dict operation, and a lost

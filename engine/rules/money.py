@@ -1,5 +1,5 @@
-"""Coins in bags: what a purse holds and how change is made (spec/items.md §16, ITM-MONEY,
-ITM-PAY-4)."""
+"""Coins in bags: what a purse holds and how change is made (docs/rules/items.md#16-money,
+ITM-MONEY, ITM-PAY-4)."""
 
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ def family_coins(family: Currency) -> list[tuple[str, int]]:
 def held_coins(character: Character, family: Currency) -> dict[str, int]:
     """How many of each of the family's coins the bag holds (coins never held are left out).
 
-    Looks up each coin's stacks through the bag's index, so a purse costs the coin stacks it
-    has, not the whole bag (issue 12: paying from a bag of hundreds of stacks)."""
+    Looks up each coin's stacks through the bag's index, so a purse costs the coin stacks it has,
+    not the whole bag (a bag may hold hundreds of stacks)."""
     bag = character.bag
     index = bag_index(bag)
     held: dict[str, int] = {}

@@ -174,10 +174,10 @@ def _missing(kind: str, name: str, known: Iterable[str]) -> str:
 
 
 def _sheet_problems(game: Game, character: Character, index: int) -> list[Problem]:
-    """A character's sheet names only what the ruleset's sheet declares, with values it
-    allows (DESIGN.md "Sheet model"): a typo or a number out of range is found at load,
-    never rolled with (an unknown tier would quietly count as the first, an ability over its
-    max would be added to every check as it is)."""
+    """A character's sheet names only what the ruleset's sheet declares, with values it allows
+    (docs/design.md#sheet-model): a typo or a number out of range is found at load, never rolled
+    with (an unknown tier would quietly count as the first, an ability over its max would be added
+    to every check as it is)."""
     sheet = game.ruleset.sheet
     at = ("characters", index)
     problems: list[Problem] = []
@@ -250,8 +250,8 @@ _FIELD_WORDS = {"number": "a number", "text": "a text", "boolean": "true or fals
 
 def _entry_value_problems(row: Skill, entry: Any, tiers: list[str] | None,
                           where: tuple[str | int, ...]) -> list[Problem]:
-    """A skill's or save's value: a tier id, or ``{"tier": ..., "bonus": ...}`` with a bonus
-    only where the ruleset gives the skill a ``bonusRange`` (DESIGN.md "Sheet model")."""
+    """A skill's or save's value: a tier id, or ``{"tier": ..., "bonus": ...}`` with a bonus only
+    where the ruleset gives the skill a ``bonusRange`` (docs/design.md#sheet-model)."""
     tier: Any
     if isinstance(entry, str):
         tier, bonus, rest = entry, None, {}
@@ -285,7 +285,7 @@ def _entry_value_problems(row: Skill, entry: Any, tiers: list[str] | None,
 
 
 def start_state(game: Game, document: Mapping[str, Any]) -> State:
-    """Build the start state from a party file or an exported state (DESIGN.md "Party").
+    """Build the start state from a party file or an exported state (docs/design.md#party-file).
 
     Raises :class:`PartyError` listing every problem with its JSON pointer.
     """
@@ -310,7 +310,7 @@ def start_state(game: Game, document: Mapping[str, Any]) -> State:
             problems += _reaction_problems(game, character, c)
         if problems:
             raise PartyError(problems)
-        # An exported state starts the next session (DESIGN.md "State, snapshots and scale").
+        # An exported state starts the next session (docs/design.md#state-snapshots-and-scale).
         return start_session(state)
     try:
         party = Party.model_validate(document)

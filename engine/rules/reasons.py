@@ -1,8 +1,8 @@
 """Reason codes of refused answers: the spec's strings, each next to the rule it comes from.
 
-Codes the spec leaves to the engine ("any code is the Engine's own", items.md Appendix B) are
-marked *engine*. Each code is defined once, with what it means: :data:`MEANINGS` is what
-``docs/tags.md`` shows.
+Codes the spec leaves to the engine ("any code is the Engine's own",
+docs/rules/items.md#appendix-b-reason-codes) are marked *engine*. Each code is defined once, with
+what it means: :data:`MEANINGS` is what ``docs/tags.md`` shows.
 """
 
 MEANINGS: dict[str, str] = {}
@@ -15,7 +15,7 @@ def _code(code: str, meaning: str) -> str:
 
 MALFORMED = _code("malformed",
     "a tag that does not parse (or an event that is not a JSON object of a known shape) is "
-    "answered refused (DESIGN.md \"Tags\")")
+    "answered refused (docs/design.md#tags)")
 UNSUPPORTED = _code("unsupported", "engine: a tag kind or action this version does not answer yet")
 UNKNOWN_ACTION = _code("unknown-action", "engine: an inventory action= that does not exist")
 MISSING_ATTRIBUTE = _code("missing-attribute",
@@ -33,7 +33,7 @@ TOO_MANY_TAGS = _code("too-many-tags", "engine: past MAX_TAGS_PER_REPLY tags in 
 REPEATED_TAG = _code("repeated-tag", "engine: a tag written more than MAX_REPEATS times in one "
                      "reply, the same kind and attributes: a model in a loop, not a GM's intent")
 TOO_MANY_THINGS = _code("too-many-things",
-    "engine, issue 28: an item= list of over MAX_LISTED things")
+    "engine: an item= list of over MAX_LISTED things")
 NOTHING_CARRIED = _code("nothing-carried", "ITM-CARRY-7: nobody could carry any of it")
 CANNOT_AFFORD = _code("cannot-afford", "the purse cannot pay it (ITM-PAY-7, ITM-BUY-14)")
 UNKNOWN_COIN = _code("unknown-coin", "amount= names no coin of this game (ITM-PAY-8, ITM-EARN-3)")
@@ -90,32 +90,32 @@ NOT_A_FAKE = _code("not-a-fake", "engine, ITM-FAKE-11: reveal of an item that is
 UNKNOWN_WAY = _code("unknown-way", "engine, ITM-SEE-4, OQ-62: with= names no way of revealsFakes")
 ALREADY_INSPECTED = _code("already-inspected",
     "engine, ITM-INSP-7: one attempt per character per item")
-UNKNOWN_STACK = _code("unknown-stack", "engine, §0.6: stack= is no position of a stack in the bag")
+UNKNOWN_STACK = _code("unknown-stack", "engine: stack= is no position of a stack in the bag")
 NOT_SAME_KIND = _code("not-same-kind", "engine, ITM-STACK-1: merge of stacks of different things")
 NOT_LOOSE = _code("not-loose",
     "engine, ITM-STACK-1..3: merge of an equipped/bound/charged/on stack")
 STACK_FULL = _code("stack-full", "engine, ITM-STACK-1: merge into a stack already at its limit")
 NO_TOGGLE = _code("no-toggle", "engine, ITM-TOG-1/3: toggle of an item that has no switch")
 
-# Combat (DESIGN.md "Combat", spec/combat.md Part A)
+# Combat (docs/design.md#combat-reasons, docs/rules/combat.md#part-a--fights-under-a-ruleset)
 NO_COMBAT = _code("no-combat",
-    'DESIGN.md "Which combat": the ruleset turns fights off ("kind": "none") or gives no '
+    'engine: the ruleset turns fights off ("kind": "none") or gives no '
     "enemy templates for a foe to join from (CMB-TPL-1)")
 NO_ENCOUNTER = _code("no-encounter",
-    'DESIGN.md "Combat": an attack, join, condition or end while no fight is on')
+    'engine: an attack, join, condition or end while no fight is on')
 UNKNOWN_COMBATANT = _code("unknown-combatant",
-    'DESIGN.md "Combat": target= (or who=) names nobody in the fight, or a hero joins twice')
-TARGET_DOWN = _code("target-down", 'DESIGN.md "Combat": the target is already at 0 hit points')
+    'engine: target= (or who=) names nobody in the fight, or a hero joins twice')
+TARGET_DOWN = _code("target-down", 'engine: the target is already at 0 hit points')
 DOWNED = _code("downed",
     "CMB-TURN-8: the attacker is at 0 hit points (downed earlier, in this round too) and does "
     "not act; a hero healed above 0 acts again")
 NOT_BLEEDING = _code("not-bleeding",
-    'D100-PARTY-7 (issue 26): op="defend" how="tend" for= an ally that stands, bled out or '
+    'D100-PARTY-7: op="defend" how="tend" for= an ally that stands, bled out or '
     "had its bleeding stopped already")
 UNKNOWN_WEAPON = _code("unknown-weapon",
-    'DESIGN.md "Combat": with= names no weapon the attacker has (ITM-WPN-1)')
+    'engine: with= names no weapon the attacker has (ITM-WPN-1)')
 UNKNOWN_BUDGET = _code("unknown-budget",
-    'DESIGN.md "Combat": action= names no turn action (CMB-TURN-16, ITM-WPN-5)')
+    'engine: action= names no turn action (CMB-TURN-16, ITM-WPN-5)')
 CANNOT_ACT = _code("cannot-act",
     "CMB-TYPE-2: the attacker is under a condition with noActions")
 COMBAT_ONLY = _code("combat-only",
@@ -131,9 +131,9 @@ OUT_OF_REACH = _code("out-of-reach",
 UNKNOWN_OUTCOME = _code("unknown-outcome",
     'engine: op="end" outcome= is not victory, defeat, fled or truce')
 UNKNOWN_CONDITION = _code("unknown-condition",
-    'engine, issue 24: op="condition" add= or remove= names no condition of the ruleset')
+    'engine: op="condition" add= or remove= names no condition of the ruleset')
 NO_CONDITION = _code("no-condition",
-    'engine, issue 24: op="condition" remove= names a condition the combatant does not bear')
+    'engine: op="condition" remove= names a condition the combatant does not bear')
 CONDITION_IMMUNE = _code("condition-immune",
     "ITM-DEF-3, ITM-ARM-5: the combatant is immune to the condition, which is never applied")
 NO_AMMO = _code("no-ammo",
@@ -144,7 +144,8 @@ NOT_LOADED = _code("not-loaded",
 UNKNOWN_MODE = _code("unknown-mode", "ITM-MODE-2: mode= names no mode of the weapon")
 NO_CLIP = _code("no-clip",
     'engine, ITM-CLIP-5: op="reload" of a weapon that keeps no loaded count (no clip)')
-# issue 25 (Combat II): sheet abilities and spells in a fight (spec/combat.md A.8, A.11)
+# Sheet abilities and spells in a fight (docs/rules/combat.md#a8-reactions,
+# docs/rules/combat.md#a11-abilities-against-foes-and-the-bestiary)
 UNKNOWN_ENTRY = _code("unknown-entry", "CMB-ABIL-1: use= names no entry the hero chose that a "
                       "fight can use (its mechanics have no fight keys)")
 REACTION_ONLY = _code("reaction-only", "CMB-REACT-5: a reaction is never one of the turn's "
@@ -157,7 +158,7 @@ USED_UP = _code("used-up", "engine, CMB-ABIL-4: a foe's ability has no uses left
                 "(its template's uses)")
 CANNOT_PAY = _code("cannot-pay", "engine: the hero's pools cannot pay the ability's cost "
                    "(a spell slot, mana)")
-# issue 26 (Combat III): a foe's technique (D100-DEF-8), a won fight's loot record (PARTY-10)
+# Narrative fights: a foe's technique (D100-DEF-8), a won fight's loot record (D100-PARTY-10)
 UNKNOWN_TECHNIQUE = _code("unknown-technique", "D100-DEF-8: technique= names none of the "
                           "techniques of the foe's template (or a hero wrote it)")
 NO_SPOILS = _code("no-spoils", "D100-PARTY-10: want/pass names no item of a won narrative "

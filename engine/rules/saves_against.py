@@ -1,7 +1,6 @@
-"""ITM-ONHIT-7 (spec/items.md §11.4, issue 25): a foe's save against a weapon's ``onHit``
-condition counts as a save against that condition, and against magic when the weapon is
-magical (tagged ``magical``); a foe's template says what it adds to such saves
-(``savesAgainst``)."""
+"""ITM-ONHIT-7 (docs/rules/items.md#114-onhit): a foe's save against a weapon's ``onHit`` condition
+counts as a save against that condition, and against magic when the weapon is magical (tagged
+``magical``); a foe's template says what it adds to such saves (``savesAgainst``)."""
 
 from __future__ import annotations
 

@@ -7,9 +7,8 @@ from .state import State
 
 def start_session(state: State) -> State:
     """A new session: the place counts from the latest conversation start, so none holds
-    (DESIGN.md "Replay semantics"); an invented item is kept only while someone owns it
-    (ITM-PROP-21). Bags, sheets and the journal carry over. The same object when nothing
-    changes."""
+    (docs/design.md#replay-semantics); an invented item is kept only while someone owns it
+    (ITM-PROP-21). Bags, sheets and the journal carry over. The same object when nothing changes."""
     if state.place is not None:
         state = state.model_copy(update={"place": None})
     return new_session(state)

@@ -1,6 +1,6 @@
-"""Reading a character's sheet: value references, ability modifiers, derived values and the
-items a character owns (``itemStat``, spec/items.md §6). Read at exactly the moment asked
-(ITM-ISTAT-17): nothing here is cached on the state."""
+"""Reading a character's sheet: value references, ability modifiers, derived values and the items a
+character owns (``itemStat``, docs/rules/items.md#6-items-on-the-sheet-itemstat). Read at exactly
+the moment asked (ITM-ISTAT-17): nothing here is cached on the state."""
 
 from __future__ import annotations
 
@@ -74,8 +74,8 @@ def owned_in(game: Game, index: BagIndex,
     the equipped and bound ones. Remembered per index: checks ask this again and again, mostly
     of bags that differ from the last one in counts alone, which share its index (see
     ``engine.rules.bags.BagIndex``)."""
-    # Only the stacks of items that can be worn are looked at (bags of hundreds of stacks
-    # holding a few kinds of thing).
+    # Only the stacks of items that can be worn are looked at (bags of hundreds of stacks hold a
+    # few kinds of thing).
     firsts = sorted((positions[0], key[1]) for key, positions in index.items()
                     if key[0] == "item")
     equipped = frozenset(index.get(("equipped", ""), ()))

@@ -1,4 +1,4 @@
-"""Game state as immutable values with canonical JSON (DESIGN.md "State, snapshots and scale").
+"""Game state as immutable values with canonical JSON (docs/design.md#state-snapshots-and-scale).
 
 State is never mutated: every change builds a new value with ``model_copy(update=...)`` or a
 constructor, so a cached snapshot stays valid and a refused operation can return the very
@@ -46,10 +46,10 @@ class StateModel(BaseModel):
                               serialize_by_alias=True)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A copy with ``update`` applied, unvalidated: exactly pydantic's ``model_copy`` for
-        a model without extra or private attributes, in one step (the fold makes a new stack,
+        """A copy with ``update`` applied, unvalidated: exactly pydantic's ``model_copy`` for a
+        model without extra or private attributes, in one step (the fold makes a new stack,
         character and state this way for every change; pydantic's general copy took twice as
-        long, issue 13)."""
+        long)."""
         if deep or not update:
             return super().model_copy(update=update, deep=deep)
         return set_fields(self.__class__.__new__(self.__class__), {**self.__dict__, **update},
@@ -160,8 +160,8 @@ class Character(StateModel):
     bag: tuple[Stack, ...] = ()
     gear_taken: tuple[str, ...] = ()  # ITM-GEAR-11: starting-gear groups already taken
     entries: tuple[str, ...] = ()  # CHK-TAL-1, CHK-PAY-5: catalog entries the character chose
-    reactions: tuple[StandingOrder, ...] = ()  # CMB-REACT-3: standing orders (issue 25)
-    # D100-OVER-1 (issue 26): the points each pool's maximum has lost for good by pushing
+    reactions: tuple[StandingOrder, ...] = ()  # CMB-REACT-3: standing orders
+    # D100-OVER-1: the points each pool's maximum has lost for good by pushing
     lost: dict[str, int] = Field(default_factory=dict)
 
     def most(self, pool: str, most: float) -> int:
@@ -232,10 +232,10 @@ class InventedItem(StateModel):
 
 
 class FightCondition(StateModel):
-    """A condition a combatant bears in the fight, with how it ends (issue 24; CMB-COND-3..6):
-    ``rounds`` left (None: until removed or saved), and the ``save`` (a save or ability id) it
-    makes at the end of each of its turns against ``dc``, fixed when it was applied
-    (CMB-COND-4). The state shows only what is set: ``{"name": "prone", "rounds": 2}``."""
+    """A condition a combatant bears in the fight, with how it ends (CMB-COND-3..6): ``rounds`` left
+    (None: until removed or saved), and the ``save`` (a save or ability id) it makes at the end of
+    each of its turns against ``dc``, fixed when it was applied (CMB-COND-4). The state shows only
+    what is set: ``{"name": "prone", "rounds": 2}``."""
 
     name: str  # the ruleset condition's id
     rounds: int | None = Field(default=None, ge=1)
@@ -263,8 +263,8 @@ class FoeUse(StateModel):
 
 
 class Combatant(StateModel):
-    """One combatant of an encounter (DESIGN.md "Combat", State). A foe's numbers are fixed
-    when it joins (CMB-TPL-8); a hero's hit points stay in its own health pool or track."""
+    """One combatant of an encounter (docs/design.md#combat-state). A foe's numbers are fixed when
+    it joins (CMB-TPL-8); a hero's hit points stay in its own health pool or track."""
 
     name: str
     side: Literal["party", "foes"]
@@ -283,33 +283,33 @@ class Combatant(StateModel):
     damage_type: str | None = None  # a foe's strikes' damage type (CMB-TYPE-1, CMB-TPL-8)
     types: tuple[str, ...] = ()  # ITM-PLUS-4: a foe's creature types, from its template
     tags: tuple[str, ...] = ()  # ITM-PLUS-4: a foe's tags, from its template
-    # issue 24: what op="condition" applied in this fight; a hero's names are on its sheet too
+    # what op="condition" applied in this fight; a hero's names are on its sheet too
     conditions: tuple[FightCondition, ...] = ()
     spent: tuple[str, ...] = ()  # the budget each of its attacks this round spent (CMB-TURN-9)
     # ITM-OFF-3: the weapon (its stack's name) each of a hero's strikes this round was made with
     wielded: tuple[str, ...] = ()
-    # issue 25 (Combat II): what a hero sustains (CMB-SUS-2: the entry's reference), the round
-    # of its last reaction (CMB-REACT-2: one a round) and the defence that reaction added for
-    # the rest of that round (CMB-REACT-7), and the turn actions granted it this round
-    # (CMB-TURN-17), one entry per extra use
+    # what a hero sustains (CMB-SUS-2: the entry's reference), the round of its last reaction
+    # (CMB-REACT-2: one a round) and the defence that reaction added for the rest of that round
+    # (CMB-REACT-7), and the turn actions granted it this round (CMB-TURN-17), one entry per extra
+    # use
     sustains: str | None = None
     reacted: int | None = None
     guard: int = 0
     granted: tuple[str, ...] = ()
-    # issue 25, pool fights (engine/rules/fight/pool.py): the hardness read as it joined
-    # (ITM-HARD-1) and a foe's damage reduction (its template's ``reduction``)
+    # pool fights (engine/rules/fight/pool.py): the hardness read as it joined (ITM-HARD-1) and a
+    # foe's damage reduction (its template's ``reduction``)
     hardness: int = 0
     reduction: int = 0
-    # issue 25, the spending style's number (engine/rules/fight/pool.py): the initiative it
-    # joined with, which its number falls back to after a spending strike, and what the number
-    # rises by each round (``combat.pool.gain``, fixed as it joins); None/0 outside it
+    # the spending style's number (engine/rules/fight/pool.py): the initiative it joined with, which
+    # its number falls back to after a spending strike, and what the number rises by each round
+    # (``combat.pool.gain``, fixed as it joins); None/0 outside it
     base: int | None = None
     gain: int = Field(default=0, ge=0)
-    # issue 26, narrative fights only (left out of the state elsewhere): the rank letter
-    # (D100-RANK-1) and the risk graded on its latest attack (D100-DMG-3)
+    # narrative fights only (left out of the state elsewhere): the rank letter (D100-RANK-1) and the
+    # risk graded on its latest attack (D100-DMG-3)
     rank: str | None = None
     risk: str | None = None
-    # issue 25 (A.11): a foe's own abilities and its regeneration (CMB-ABIL-4/7, CMB-TPL-8)
+    # a foe's own abilities and its regeneration (CMB-ABIL-4/7, CMB-TPL-8)
     abilities: tuple[FoeUse, ...] = ()
     regenerate: int | None = None
     stopped_by: tuple[str, ...] = ()
@@ -349,9 +349,9 @@ class Announced(StateModel):
 
 
 class Bleeding(StateModel):
-    """D100-PARTY-7, D100-OVER-1 (issue 26): a hero downed in a narrative fight, bleeding out
-    since ``since`` (the round it was first seen down); ``stanched`` once bare hands stopped
-    the bleeding, ``died`` once its clock ran out."""
+    """D100-PARTY-7, D100-OVER-1: a hero downed in a narrative fight, bleeding out since ``since``
+    (the round it was first seen down); ``stanched`` once bare hands stopped the bleeding, ``died``
+    once its clock ran out."""
 
     who: str
     since: int = Field(ge=0)
@@ -388,17 +388,17 @@ class Shot(StateModel):
 
 
 class Encounter(StateModel):
-    """The fight on now (DESIGN.md "Combat"): its round, and its combatants in initiative
-    order. ``turn`` is the turn key of the reply that was the latest round, so a reply's
-    attacks count one round however many there are."""
+    """The fight on now (docs/design.md#combat-state): its round, and its combatants in initiative
+    order. ``turn`` is the turn key of the reply that was the latest round, so a reply's attacks
+    count one round however many there are."""
 
     round: int = Field(default=0, ge=0)
     kind: Literal["formula", "narrative", "outcome"] = "formula"
     combatants: tuple[Combatant, ...] = ()
     turn: tuple[int, ...] = ()
     shots: tuple[Shot, ...] = ()  # ITM-AMMO-5/6: what the heroes shot, per stack
-    # issue 26, narrative fights (D100-MOM-1, D100-DEF-1..3): each side's momentum, the foes'
-    # announced strikes, and the defences declared this round
+    # narrative fights (D100-MOM-1, D100-DEF-1..3): each side's momentum, the foes' announced
+    # strikes, and the defences declared this round
     momentum: dict[str, int] | None = None
     announced: tuple[Announced, ...] = ()
     defences: tuple[Defence, ...] = ()
@@ -415,8 +415,8 @@ class Encounter(StateModel):
 
 
 class Spoil(StateModel):
-    """D100-PARTY-10 (issue 26): one named item of a won narrative fight's loot record, and
-    who of the victors wants it or passes on it so far."""
+    """D100-PARTY-10: one named item of a won narrative fight's loot record, and who of the victors
+    wants it or passes on it so far."""
 
     name: str
     item: str | None = None  # catalog reference (None: a plain item)
@@ -427,9 +427,9 @@ class Spoil(StateModel):
 
 
 class Spoils(StateModel):
-    """D100-PARTY-10 (issue 26): the latest won narrative fight — the reply that won it
-    (``turn``), the heroes standing then (who share its coins and settle its loot record) and
-    the named items waiting for their ``want``/``pass``."""
+    """D100-PARTY-10: the latest won narrative fight — the reply that won it (``turn``), the heroes
+    standing then (who share its coins and settle its loot record) and the named items waiting for
+    their ``want``/``pass``."""
 
     turn: tuple[int, ...]
     heroes: tuple[str, ...]
@@ -512,14 +512,14 @@ def plain_canonical(state: State) -> str:
     return _dumps(state.to_json())
 
 
-# A new state shares almost all of its stacks, characters and journal entries with the state
-# before it, so the canonical JSON of each small state value (a stack, a journal entry) is
-# remembered by identity and a new state serialises only what changed (issue 12: a state of
-# 500 stacks took ~3.6 ms whole). Texts longer than MAX_REMEMBERED_TEXT (a character with its
-# bag, a whole state) are joined again from the remembered ones each time, so what is kept
-# stays small: at most canonical_fragment's bound of short texts, each with the value it belongs to,
-# and at most FRAGMENT_BYTES of them (issue 22: a character's text grows with its bag, so a
-# bound by number alone let a long-running stage's memory grow with its chats).
+# A new state shares almost all of its stacks, characters and journal entries with the state before
+# it, so the canonical JSON of each small state value (a stack, a journal entry) is remembered by
+# identity and a new state serialises only what changed (a state of 500 stacks took ~3.6 ms whole).
+# Texts longer than MAX_REMEMBERED_TEXT (a character with its bag, a whole state) are joined again
+# from the remembered ones each time, so what is kept stays small: at most canonical_fragment's
+# bound of short texts, each with the value it belongs to, and at most FRAGMENT_BYTES of them (a
+# character's text grows with its bag, so a bound by number alone let a long-running stage's memory
+# grow with its chats).
 MAX_REMEMBERED_TEXT = 4096
 FRAGMENT_BYTES = 2 << 20
 FRAGMENT_OVERHEAD = 256  # bytes an entry costs besides its text: the str, tuples, dict slot

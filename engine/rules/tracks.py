@@ -1,5 +1,5 @@
-"""Health and wound tracks on the sheet (items.md glossary "Track", ITM-OUT-3, ITM-OUT-11,
-ITM-ABIL-6): how full a track is, the wound penalty it gives, and what a heal mends.
+"""Health and wound tracks on the sheet (docs/rules/items.md#1-glossary "track", ITM-OUT-3,
+ITM-OUT-11, ITM-ABIL-6): how full a track is, the wound penalty it gives, and what a heal mends.
 
 A character's ``tracks`` hold points for a ``health`` track and marks taken for a ``wounds``
 track; a track the character never set is full (health) or unmarked (wounds). Every read holds

@@ -1,13 +1,13 @@
 """Building a pydantic value from fields the code has just built and typed, without validating
 them a second time.
 
-A cold replay makes one transcript message per line and one answer (with its tag) per tag: tens
-of thousands of small models whose fields come straight from checked JSON or from the engine's
-own typed code. Pydantic's validation of each costs 1 to 3.5 µs, about a tenth of a replay
-(issue 13). :func:`trusted` builds exactly the value ``cls(**fields)`` builds for such fields —
-equal, dumped alike, ``model_fields_set`` the given names — without the checks. Only for models
-without extra or private attributes, with every field given and already of its type; anything
-read from outside still goes through the model's own validation.
+A cold replay makes one transcript message per line and one answer (with its tag) per tag: tens of
+thousands of small models whose fields come straight from checked JSON or from the engine's own
+typed code. Pydantic's validation of each costs 1 to 3.5 µs, about a tenth of a replay.
+:func:`trusted` builds exactly the value ``cls(**fields)`` builds for such fields — equal, dumped
+alike, ``model_fields_set`` the given names — without the checks. Only for models without extra or
+private attributes, with every field given and already of its type; anything read from outside still
+goes through the model's own validation.
 """
 
 from __future__ import annotations

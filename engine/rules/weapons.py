@@ -1,8 +1,8 @@
-"""What a weapon brings to an attack (spec/items.md §9): the number it adds to hit, the dice
-it deals and what is added to them, its damage type, its reach and range, the tags that go
-with its hits, and whether it is wielded in two hands (versatile dice, one-handed sheet
-bonuses, rerolled low dice). Plain functions of the wearer's sheet and the item; the
-``[attack:]`` action (engine/actions/fight/formula.py) rolls with them."""
+"""What a weapon brings to an attack (docs/rules/items.md#9-weapons-in-combat): the number it adds
+to hit, the dice it deals and what is added to them, its damage type, its reach and range, the tags
+that go with its hits, and whether it is wielded in two hands (versatile dice, one-handed sheet
+bonuses, rerolled low dice). Plain functions of the wearer's sheet and the item; the ``[attack:]``
+action (engine/actions/fight/formula.py) rolls with them."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def armed_with(game: Game, state: State, stack: Stack) -> tuple[Stack, Item, Att
 
 def first_worn_weapon(game: Game, state: State,
                       character: Character) -> tuple[Stack, Item, Attack] | None:
-    """DESIGN.md "Combat": the weapon an attack without ``with=`` is made with — the first
+    """docs/design.md#combat-tags: the weapon an attack without ``with=`` is made with — the first
     worn one (ITM-WPN-2); None: unarmed."""
     for stack in character.bag:
         armed = armed_with(game, state, stack) if stack.equipped else None

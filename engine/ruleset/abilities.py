@@ -1,6 +1,8 @@
 """What a sheet ability or spell does in a formula fight: the fight keys of a catalog entry's
-``mechanics`` (spec/combat.md A.8 reactions, A.9 sustained abilities, A.11 abilities against
-enemies, CMB-TURN-17; spec/items.md ITM-USE-2/6/9/10, whose use vocabulary these keys share).
+``mechanics`` (docs/rules/combat.md#a8-reactions,
+docs/rules/combat.md#a9-sustained-abilities-concentration,
+docs/rules/combat.md#a11-abilities-against-foes-and-the-bestiary, CMB-TURN-17; ITM-USE-2/6/9/10,
+whose use vocabulary these keys share).
 
 An entry a character chose (``entries`` on its sheet) is one of its abilities in a fight when
 its ``mechanics`` holds any of :data:`FIGHT_KEYS`. The spec's Shield::
@@ -111,12 +113,12 @@ class Ability(RulesetModel):
     """How many foes one use may be aimed at (``target="A, B"``)."""
     grants: Grants | None = None
     effect: Literal["limited", "standard", "great"] | None = None
-    """Issue 25, CMB-OUTC-2: in an outcome fight the ability's own effect grade (how much a
-    success achieves against the foe); ``standard`` without it. Formula fights ignore it."""
+    """CMB-OUTC-2: in an outcome fight the ability's own effect grade (how much a success achieves
+    against the foe); ``standard`` without it. Formula fights ignore it."""
     targets: Literal["self", "ally", "enemy", "any"] | None = None
-    """Issue 25, ITM-USE's ``targets``: ``ally`` — aimed at heroes of the fight (the user
-    too), ``self`` — at the user alone, rather than at foes: its ``amount`` heals each, its
-    ``applies`` (a buff) land on each with no roll (engine/actions/fight/allies.py)."""
+    """ITM-USE's ``targets``: ``ally`` — aimed at heroes of the fight (the user too), ``self`` — at
+    the user alone, rather than at foes: its ``amount`` heals each, its ``applies`` (a buff) land on
+    each with no roll (engine/actions/fight/allies.py)."""
 
     @property
     def is_reaction(self) -> bool:

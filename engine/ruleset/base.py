@@ -41,7 +41,7 @@ def _no_braces(text: str) -> str:
 Id = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")]
 Label = Annotated[str, StringConstraints(min_length=1, max_length=120)]
 Text = Annotated[str, StringConstraints(max_length=4000)]
-# DESIGN.md: a catalog entry is referenced as "<catalog id>/<entry id>".
+# docs/design.md#sheet-model: a catalog entry is referenced as "<catalog id>/<entry id>".
 ItemRef = Annotated[str, StringConstraints(
     max_length=129, pattern=r"^[A-Za-z0-9_\-]+/[A-Za-z0-9_\-]+$")]
 # Dice notation gmtags rolls (engine/dice.py): "2d6", "1d8+1", "3".

@@ -1,6 +1,7 @@
-"""What an item does in a fight and when used: ``attack`` (spec/items.md §9–§11), ``toggle``
-(§4.8), ``use`` and ``charges`` (§13, §21). The fight and use capabilities read these; the
-load-time rules are in :mod:`.references`."""
+"""What an item does in a fight and when used: ``attack`` (docs/rules/items.md#9-weapons-in-combat
+and the two sections after it), ``toggle`` (docs/rules/items.md#48-toggle), ``use`` and ``charges``
+(docs/rules/items.md#13-using-items-in-combat, docs/rules/items.md#21-using-items-outside-combat).
+The fight and use capabilities read these; the load-time rules are in :mod:`.references`."""
 
 from __future__ import annotations
 
@@ -160,8 +161,8 @@ class Attack(RulesetModel):
     on_hit: list[OnHit] = Field(default_factory=list, max_length=4)
     plus: list[Plus] = Field(default_factory=list, max_length=3)
     effect: Annotated[int, Field(ge=-3, le=3)] | None = None
-    """Issue 25, CMB-OUTC-2 read for arms: in an outcome fight the harm levels the weapon adds
-    to (or takes off) what the action's effect deals, whenever its tier achieves something."""
+    """CMB-OUTC-2 read for arms: in an outcome fight the harm levels the weapon adds to (or takes
+    off) what the action's effect deals, whenever its tier achieves something."""
 
 
 class Toggle(RulesetModel):

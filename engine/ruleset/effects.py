@@ -1,5 +1,6 @@
 """What conditions, worn and carried items and unmet requirements do to a check
-(spec/items.md §7): the typed ``worn``/``carried``/``otherwise`` vocabulary and ``requires``."""
+(docs/rules/items.md#7-checks-outside-combat): the typed ``worn``/``carried``/``otherwise``
+vocabulary and ``requires``."""
 
 from __future__ import annotations
 
@@ -45,8 +46,9 @@ class AbilityChange(RulesetModel):
 class Effects(RulesetModel):
     """``worn``, ``carried`` and a requirement's ``otherwise`` (ITM-WORN-2).
 
-    Only the parts a check reads are typed here; the combat parts (items.md §12: defence,
-    attacks, speed, resistances, ...) are kept as written for the combat capability.
+    Only the parts a check reads are typed here; the combat parts
+    (docs/rules/items.md#12-armour-and-worn-effects-in-combat: defence, attacks, speed, resistances,
+    ...) are kept as written for the combat capability.
     """
 
     model_config = RulesetModel.model_config | {"extra": "allow"}

@@ -1,5 +1,7 @@
-"""Fakes and how they are found out: ``tells`` and ``foolsReveal`` on an item, a dishonest
-seller's ``manner``, and the block's ``revealsFakes`` (spec/items.md §19–§20, v1.79/v1.802)."""
+"""Fakes and how they are found out: ``tells`` and ``foolsReveal`` on an item, a dishonest seller's
+``manner``, and the block's ``revealsFakes``
+(docs/rules/items.md#19-honest-and-dishonest-sellers-fakes, docs/rules/items.md#20-detecting-fakes;
+v1.79/v1.802)."""
 
 from __future__ import annotations
 

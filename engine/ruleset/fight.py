@@ -1,9 +1,11 @@
-"""The ruleset's ``combat`` block (DESIGN.md "Combat"; spec/combat.md Part A, spec/items.md
-§8–§12): which combat the ruleset fights with, the action economy and turn, the attack
-formulas, enemy templates, sustained abilities, narrative constants, the fight keys of
-conditions and levels, and what the item rules put there (``distance``, ``offHand``,
-``damageTypes``, ``sheetHides``). The load-time rules across keys are in
-:mod:`.fight_problems`; what a formula's ``@`` reference reads is :func:`reference_read`."""
+"""The ruleset's ``combat`` block (docs/design.md#combat-ruleset-keys;
+docs/rules/combat.md#part-a--fights-under-a-ruleset, and the item rules from
+docs/rules/items.md#8-typed-defences-from-conditions-levels-items-and-sheet-rows on): which combat
+the ruleset fights with, the action economy and turn, the attack formulas, enemy templates,
+sustained abilities, narrative constants, the fight keys of conditions and levels, and what the item
+rules put there (``distance``, ``offHand``, ``damageTypes``, ``sheetHides``). The load-time rules
+across keys are in :mod:`.fight_problems`; what a formula's ``@`` reference reads is
+:func:`reference_read`."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from .sheet import Sheet
 from .values import ValueRef
 
 CombatKind = Literal["formula", "narrative", "symbol-pool", "outcome", "none"]
-RANKS = ("D", "C", "B", "A", "S", "SS", "SSS", "X", "XX")  # DESIGN.md "Narrative combat"
+RANKS = ("D", "C", "B", "A", "S", "SS", "SSS", "X", "XX")  # docs/design.md#narrative-combat
 RankLetter = Literal["D", "C", "B", "A", "S", "SS", "SSS", "X", "XX"]
 
 # ITM-DEF-7/9: a damage word ("fire"), free text unless combat.damageTypes declares them.
@@ -96,13 +98,14 @@ class AttackRule(RulesetModel):
     reads: dict[Id, FormulaText] = Field(default_factory=dict, max_length=16)
     """CMB-READS-2..5: values each attack reads as ``@name``, computed for the attacker."""
     difficulty: int | None = Field(default=None, ge=0, le=12)
-    """Issue 25, CHK-SYM-35: symbol-pool combat only — the difficulty dice every attack is
-    opposed by (default 2, engine/rules/fight/symbols.py)."""
+    """CHK-SYM-35: symbol-pool combat only — the difficulty dice every attack is opposed by (default
+    2, engine/rules/fight/symbols.py)."""
 
 
 class TemplateDefaults(RulesetModel):
     attribute: FormulaText
-    """The foe's ability modifier (DESIGN.md; a score where one is needed: 10 + 2 × it)."""
+    """The foe's ability modifier (a score where one is needed: 10 + 2 × it;
+    docs/design.md#formula-combat)."""
 
 
 class TemplateTracks(RulesetModel):
@@ -116,25 +119,25 @@ class TemplateCombat(RulesetModel):
     attack: FormulaText
     damage: FormulaText
     attacks: FormulaText | None = None
-    """Attacks per round; one without it (DESIGN.md)."""
+    """Attacks per round; one without it (docs/design.md#formula-combat)."""
     damage_type: str | None = None
     """CMB-TYPE-1, OQ-CMB-9: the damage type of the foe's attacks (``damageType``); without
     it, the system default ``combat.attack.damageType``."""
     qualities: list[Id] = Field(default_factory=list, max_length=16)
     """ITM-WPN-29: the item tags the damage of the foe's own attacks carries."""
     harm: FormulaText | None = None
-    """CMB-OUTC-4, issue 25: in an outcome fight, the foe's harm levels (a minion one or two,
-    a boss six or more), read at ``@tier``; an outcome ruleset's templates need it."""
+    """CMB-OUTC-4: in an outcome fight, the foe's harm levels (a minion one or two, a boss six or
+    more), read at ``@tier``; an outcome ruleset's templates need it."""
     hardness: FormulaText | None = None
-    """ITM-HARD-1 (issue 25): a creature's own hardness, in a spending-style pool fight."""
+    """ITM-HARD-1: a creature's own hardness, in a spending-style pool fight."""
     reduction: FormulaText | None = None
-    """ITM-FLOOR-2 (issue 25): what the foe takes off a pool hit's damage (its armour)."""
+    """ITM-FLOOR-2: what the foe takes off a pool hit's damage (its armour)."""
     abilities: list[FoeAbility] = Field(default_factory=list, max_length=8)
     """CMB-ABIL-4/5: its own attacks and abilities (:mod:`.foe_abilities`)."""
 
 
 class Technique(RulesetModel):
-    """D100-DEF-8, issue 26: a technique a foe of a template may use in a narrative fight
+    """D100-DEF-8: a technique a foe of a template may use in a narrative fight
     (``[attack: technique=]``); ``undodgeable`` ones no defence can meet (D100-DEF-7)."""
 
     id: Id
@@ -143,10 +146,10 @@ class Technique(RulesetModel):
 
 
 class SaveAgainst(RulesetModel):
-    """ITM-ONHIT-7 (issue 25): what a foe of the template adds to its saves against one
-    ``condition`` (an ``onHit`` entry's save and the ``saveEnds`` save that ends it), or
-    against magic (``magic``: the ``onHit`` save against a weapon tagged ``magical``); the
-    smallest key for "a save against that condition, and against magic"."""
+    """ITM-ONHIT-7: what a foe of the template adds to its saves against one ``condition`` (an
+    ``onHit`` entry's save and the ``saveEnds`` save that ends it), or against magic (``magic``: the
+    ``onHit`` save against a weapon tagged ``magical``); the smallest key for "a save against that
+    condition, and against magic"."""
 
     condition: Id | None = None
     magic: bool = False
@@ -177,16 +180,16 @@ class Template(RulesetModel):
     """ITM-PLUS-4: the foe's tags, for ``targetIs.tags``."""
     per_hero: int = Field(default=1, ge=1, le=12)
     techniques: list[Technique] = Field(default_factory=list, max_length=24)
-    """D100-DEF-8, issue 26: the only techniques a foe of this template uses (narrative)."""
+    """D100-DEF-8: the only techniques a foe of this template uses (narrative)."""
     xp: FormulaText | None = None
-    """D100-PARTY-10, issue 26: the experience a felled foe of this template gives each hero
-    standing at a narrative victory (read at the foe's ``@tier``)."""
-    """D100-PARTY-9, issue 26: the foes of this template ``count="fitting"`` brings for each
-    standing hero (narrative fights)."""
+    """D100-PARTY-10: the experience a felled foe of this template gives each hero standing at a
+    narrative victory (read at the foe's ``@tier``)."""
+    """D100-PARTY-9: the foes of this template ``count="fitting"`` brings for each standing hero
+    (narrative fights)."""
     regenerate: Regenerate | None = None
     """CMB-ABIL-7: what it regains each round, unless stopped (:mod:`.foe_abilities`)."""
     saves_against: list[SaveAgainst] = Field(default_factory=list, max_length=8)
-    """ITM-ONHIT-7 (issue 25): its bonuses on saves against a condition or against magic."""
+    """ITM-ONHIT-7: its bonuses on saves against a condition or against magic."""
 
 
 class Sustain(RulesetModel):
@@ -205,11 +208,11 @@ class Overexertion(RulesetModel):
     grave: int = Field(default=2, ge=1, le=9)
     far: int = Field(default=3, ge=1, le=9)
     rupture_keeps: float = Field(default=0.8, ge=0, le=1)
-    """D100-OVER-1, issue 26: the share of the pool's maximum a rupture leaves (rounded down)."""
+    """D100-OVER-1: the share of the pool's maximum a rupture leaves (rounded down)."""
     grave_keeps: float = Field(default=0.5, ge=0, le=1)
-    """D100-OVER-1, issue 26: the share of the pool's maximum a grave injury leaves."""
+    """D100-OVER-1: the share of the pool's maximum a grave injury leaves."""
     scar: Id = "scarred"
-    """D100-OVER-1, issue 26: the condition a grave injury leaves on the sheet for life."""
+    """D100-OVER-1: the condition a grave injury leaves on the sheet for life."""
 
 
 class NarrativeBase(RulesetModel):
@@ -218,7 +221,7 @@ class NarrativeBase(RulesetModel):
 
 
 class Narrative(RulesetModel):
-    """DESIGN.md "Narrative combat": the constants of Part B, all optional."""
+    """docs/design.md#narrative-combat: the constants of Part B, all optional."""
 
     base: NarrativeBase | None = None
     damage: FormulaText | None = None
@@ -229,29 +232,28 @@ class Narrative(RulesetModel):
     ranks: dict[RankLetter, Label] = Field(default_factory=dict)
     """Other names for the rank letters."""
     effort: dict[Id, RankLetter | None] = Field(default_factory=dict, max_length=24)
-    """D100-EFF-2, issue 26: the effect ladder's words, each the rank of the effect (null:
-    an everyday act, free); without it engine/rules/fight/narrative.py's ``EFFORT``."""
+    """D100-EFF-2: the effect ladder's words, each the rank of the effect (null: an everyday act,
+    free); without it engine/rules/fight/narrative.py's ``EFFORT``."""
     overexertion: Overexertion | None = None
     restrained: float = Field(default=0.5, ge=0, le=1)
-    """D100-DMG-4, issue 26: what a ``purpose="restrained"`` blow keeps of its damage."""
+    """D100-DMG-4: what a ``purpose="restrained"`` blow keeps of its damage."""
     reckless_target: float = Field(default=1 / 3, ge=0, le=1)
     weapon_armour: float = Field(default=1 / 3, ge=0, le=1)
-    """D100-DMG-3, issue 26: what each step of ``edge=`` (a hero's weapon better than the
-    target's armour: ``better`` 1, ``superior`` 2) adds to the blow's damage."""
+    """D100-DMG-3: what each step of ``edge=`` (a hero's weapon better than the target's armour:
+    ``better`` 1, ``superior`` 2) adds to the blow's damage."""
     flair: int = Field(default=1, ge=0, le=10)
-    """D100-MOM-5, issue 26: the momentum a strike graded ``flair="creative|cooperative"``
-    adds to its side."""
+    """D100-MOM-5: the momentum a strike graded ``flair="creative|cooperative"`` adds to its
+    side."""
     bleed_rounds: int | None = Field(default=3, ge=1, le=20)
-    """D100-PARTY-7, issue 26: the rounds a downed hero bleeds before it dies (null: no
-    clock)."""
+    """D100-PARTY-7: the rounds a downed hero bleeds before it dies (null: no clock)."""
     focus: int = Field(default=3, ge=0, le=20)
-    """D100-PARTY-8, issue 26: what each ally's earlier strike this round on the same target
-    adds to a hero's hit chance (focus fire; at most three count)."""
+    """D100-PARTY-8: what each ally's earlier strike this round on the same target adds to a hero's
+    hit chance (focus fire; at most three count)."""
     xp: Id | None = None
-    """D100-PARTY-10, issue 26: the sheet field a victory's experience is added to (none:
-    nobody gains experience)."""
-    """D100-DMG-3, issue 26: the damage added to a blow on a target whose own last attack was
-    reckless (the spec's "up to one third"); half of it after an aggressive one."""
+    """D100-PARTY-10: the sheet field a victory's experience is added to (none: nobody gains
+    experience)."""
+    """D100-DMG-3: the damage added to a blow on a target whose own last attack was reckless (the
+    spec's "up to one third"); half of it after an aggressive one."""
 
 
 POSITIONS = ("controlled", "risky", "desperate")
@@ -265,16 +267,16 @@ FORGED_HARM = (0.25, 0.5, 0.8, 1.0)  # CMB-OUTC-3: a quarter, a half, four-fifth
 
 
 class TierReading(RulesetModel):
-    """CMB-OUTC-1, issue 25: how one outcome tier is read both ways — ``effect``: the effect's
-    harm levels are moved by this many (null: nothing is achieved); ``harm``: the position's
-    harm level comes back moved by this many (null: nothing comes back)."""
+    """CMB-OUTC-1: how one outcome tier is read both ways — ``effect``: the effect's harm levels are
+    moved by this many (null: nothing is achieved); ``harm``: the position's harm level comes back
+    moved by this many (null: nothing comes back)."""
 
     effect: int | None = Field(default=0, ge=-3, le=3)
     harm: int | None = Field(default=None, ge=-3, le=3)
 
 
 class OutcomeRule(RulesetModel):
-    """CMB-OUTC-1..4, OQ-CMB-6, issue 25: outcome-based combat's keys (``combat.outcome``)."""
+    """CMB-OUTC-1..4, OQ-CMB-6: outcome-based combat's keys (``combat.outcome``)."""
 
     check: Id
     """The skill of ``sheet.skills`` a hero's action rolls, read through the outcome tiers."""
@@ -363,9 +365,9 @@ class HideSource(RulesetModel):
 
 
 class PoolCombat(RulesetModel):
-    """Issue 25, spec/items.md §12.3, glossary "Spending / taking style": how a ``dice-pool``
-    ruleset's fights use initiative and armour (the spec's combat page is missing; these are
-    the smallest keys its rules need, docs/rulesets.md "Pool fights")."""
+    """ITM-HARD (docs/rules/items.md#123-hardness), glossary "spending, taking style": how a
+    ``dice-pool`` ruleset's fights use initiative and armour (the spec's combat page is missing;
+    these are the smallest keys its rules need, docs/rulesets.md "Pool fights")."""
 
     style: Literal["spending", "taking"] | None = None
     """Where initiative is a number attacks shift: ``spending`` (hardness applies, no floor,
@@ -378,10 +380,10 @@ class PoolCombat(RulesetModel):
     """ITM-FLOOR-2, ITM-ARM-9: a hero's damage reduction against a pool hit, read from its
     sheet when hit (its armour's, through ``itemStat``)."""
     gain: int | None = Field(default=None, ge=0, le=100)
-    """Glossary "Spending / taking style", ITM-FLOOR-3 (issue 25): with the spending style,
-    what each combatant's initiative number rises by at the start of every round after the
-    first; with it a spending strike deals its attacker's number and the number falls back to
-    the initiative it joined with (its base). Without it the style only gates hardness."""
+    """Glossary "spending, taking style", ITM-FLOOR-3: with the spending style, what each
+    combatant's initiative number rises by at the start of every round after the first; with it a
+    spending strike deals its attacker's number and the number falls back to the initiative it
+    joined with (its base). Without it the style only gates hardness."""
 
 
 class Combat(RulesetModel):
@@ -397,7 +399,7 @@ class Combat(RulesetModel):
     zero_hp: ZeroHp | None = None
     """CMB-HP0-2..4: the world's death rule (:mod:`.foe_abilities`)."""
     narrative: Narrative | None = None
-    outcome: OutcomeRule | None = None  # issue 25: outcome-based combat (CMB-OUTC-1..4)
+    outcome: OutcomeRule | None = None  # outcome-based combat (CMB-OUTC-1..4)
     conditions: list[CombatCondition] = Field(default_factory=list, max_length=96)
     levels: list[Level] = Field(default_factory=list, max_length=24)
     distance: Distance | None = None
@@ -408,12 +410,12 @@ class Combat(RulesetModel):
     sheet_hides: list[HideSource] | None = Field(default=None, max_length=8)
     """ITM-HIDES-1: up to 8 sources (an empty list is allowed)."""
     pool: PoolCombat | None = None
-    """Issue 25: a ``dice-pool`` ruleset's initiative style, hardness and damage reduction."""
+    """A ``dice-pool`` ruleset's initiative style, hardness and damage reduction."""
 
     @property
     def turn_actions(self) -> tuple[TurnAction, ...]:
         """The actions of one turn: ``turn.actions``, else each budget as an action used once
-        a turn with one attack (DESIGN.md "Formula combat")."""
+        a turn with one attack (docs/design.md#formula-combat)."""
         if self.turn is not None and self.turn.actions:
             return tuple(self.turn.actions)
         budgets = self.economy.budgets if self.economy is not None else []
@@ -427,7 +429,8 @@ class Combat(RulesetModel):
         return frozenset(t if isinstance(t, str) else t.id for t in self.damage_types)
 
 
-# What a reference reads besides the sheet, by where the formula sits (DESIGN.md "Combat").
+# What a reference reads besides the sheet, by where the formula sits
+# (docs/design.md#formula-combat).
 TIER = "tier"
 DAMAGE = "damage"
 ROLL_HIGH = "roll.high"

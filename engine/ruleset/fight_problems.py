@@ -1,7 +1,9 @@
-"""Load-time rules of the ``combat`` block that its field types cannot say (DESIGN.md
-"Combat", spec/combat.md Part A, spec/items.md §8–§12): which combat kind a resolution
-allows, the skills, budgets, conditions, pools and loot tables the block names, what every
-formula's ``@`` references read, and the damage words and except tags of every defence."""
+"""Load-time rules of the ``combat`` block that its field types cannot say
+(docs/design.md#combat-ruleset-keys, docs/rules/combat.md#part-a--fights-under-a-ruleset, and the
+item rules from docs/rules/items.md#8-typed-defences-from-conditions-levels-items-and-sheet-rows
+on): which combat kind a resolution allows, the skills, budgets, conditions, pools and loot tables
+the block names, what every formula's ``@`` references read, and the damage words and except tags of
+every defence."""
 
 from __future__ import annotations
 
@@ -49,13 +51,13 @@ def fight_problems(ruleset: Ruleset, value_problems: ValueCheck) -> list[Problem
         problems += _templates(ruleset, combat)
         problems += _defences(ruleset, combat, value_problems)
         problems += _sheet_hides(ruleset, combat)
-        problems += outcome_problems(ruleset, combat)  # CMB-OUTC-1..4 (issue 25)
-        problems += _pool(ruleset, combat, value_problems)  # issue 25: pool fights
-        problems += foe_problems(ruleset, combat)  # CMB-ABIL-4/5/7, CMB-HP0 (issue 25)
+        problems += outcome_problems(ruleset, combat)  # CMB-OUTC-1..4
+        problems += _pool(ruleset, combat, value_problems)  # pool fights (ITM-HARD-3)
+        problems += foe_problems(ruleset, combat)  # CMB-ABIL-4/5/7, CMB-HP0
     problems += _item_damage(ruleset)
     problems += _weapon_reads(ruleset)
     problems += _qualities(ruleset)
-    problems += ability_problems(ruleset)  # CMB-REACT-4, CMB-SUS-1, CMB-ABIL-1..3 (issue 25)
+    problems += ability_problems(ruleset)  # CMB-REACT-4, CMB-SUS-1, CMB-ABIL-1..3
     return problems
 
 
@@ -75,15 +77,14 @@ def _kind(ruleset: Ruleset, combat: Combat) -> list[Problem]:
         _add(problems, ("kind",), 'symbol-pool combat needs a "symbol-pool" resolution')
     if combat.kind == "formula" and combat.attack is None:
         _add(problems, ("kind",), 'formula combat needs "combat.attack"')
-    problems += _symbol_attack(ruleset, combat)  # issue 25
+    problems += _symbol_attack(ruleset, combat)  # CHK-SYM-35
     return problems
 
 
 def _symbol_attack(ruleset: Ruleset, combat: Combat) -> list[Problem]:
-    """Issue 25, CHK-SYM-35 (engine/rules/fight/symbols.py): symbol-pool combat with
-    ``combat.attack`` needs setback dice for the defence; ``attack.difficulty`` is its own
-    key, at most the resolution's ``difficulty.max``. (Without ``combat.attack`` the block
-    loads and its fights are refused.)"""
+    """CHK-SYM-35 (engine/rules/fight/symbols.py): symbol-pool combat with ``combat.attack`` needs
+    setback dice for the defence; ``attack.difficulty`` is its own key, at most the resolution's
+    ``difficulty.max``. (Without ``combat.attack`` the block loads and its fights are refused.)"""
     problems: list[Problem] = []
     res = ruleset.resolution
     symbols = res is not None and res.kind == "symbol-pool" and combat.kind != "none"
@@ -126,7 +127,8 @@ def _economy(ruleset: Ruleset, combat: Combat) -> list[Problem]:
         actions = combat.turn.actions
         for index, ident in duplicates(a.id for a in actions):
             _add(problems, ("turn", "actions", index, "id"), f'duplicate id "{ident}"')
-        for index, action in enumerate(actions):  # DESIGN.md: the budgets stay the action ids
+        # the budgets stay the action ids (docs/design.md#combat-ruleset-keys)
+        for index, action in enumerate(actions):
             budget(("turn", "actions", index, "id"), action.id)
         initiative = combat.turn.initiative
         if initiative is not None and initiative.check not in skills:
@@ -140,9 +142,9 @@ def _economy(ruleset: Ruleset, combat: Combat) -> list[Problem]:
 
 
 def _pool(ruleset: Ruleset, combat: Combat, value_problems: ValueCheck) -> list[Problem]:
-    """Issue 25, ITM-HARD-3: ``combat.pool`` needs a ``dice-pool`` resolution, and only a
-    ruleset with the spending style may have hardness (its own or a creature's); the sheet
-    values it reads name what the sheet has."""
+    """ITM-HARD-3: ``combat.pool`` needs a ``dice-pool`` resolution, and only a ruleset with the
+    spending style may have hardness (its own or a creature's); the sheet values it reads name what
+    the sheet has."""
     problems: list[Problem] = []
     pool = combat.pool
     kind = ruleset.resolution.kind if ruleset.resolution is not None else None
@@ -203,7 +205,7 @@ def _formula_places(combat: Combat) -> Iterator[tuple[Where, Formula, frozenset[
 
 
 def _formulas(ruleset: Ruleset, combat: Combat) -> list[Problem]:
-    """DESIGN.md "Formula combat": a reference names what its place can read."""
+    """docs/design.md#formula-combat: a reference names what its place can read."""
     problems: list[Problem] = []
     for where, formula, given, sheet_values in _formula_places(combat):
         defaults_only = where[-1] == "attribute"
@@ -222,7 +224,8 @@ def _formulas(ruleset: Ruleset, combat: Combat) -> list[Problem]:
 
 
 def _templates(ruleset: Ruleset, combat: Combat) -> list[Problem]:
-    """CMB-TPL-2, ITM-LOOT-14, CMB-SUS-4, DESIGN.md narrative pools."""
+    """CMB-TPL-2, ITM-LOOT-14, CMB-SUS-4, and the pools narrative effort draws on
+    (docs/design.md#combat-ruleset-keys)."""
     problems: list[Problem] = []
     for index, role in duplicates(t.role for t in combat.templates):
         _add(problems, ("templates", index, "role"), f'duplicate role "{role}"')

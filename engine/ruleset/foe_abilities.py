@@ -1,5 +1,6 @@
 """A foe template's own abilities, its regeneration, and what 0 hit points means for a hero
-(spec/combat.md A.11: CMB-ABIL-4/5/7/8; A.12: CMB-HP0-1..4, OQ-CMB-15).
+(CMB-ABIL-4/5/7/8 of docs/rules/combat.md#a11-abilities-against-foes-and-the-bestiary; CMB-HP0-1..4,
+OQ-CMB-15 of docs/rules/combat.md#a12-rule-cards-0-hit-points-and-who-wins).
 
 The bestiary and the "Spells and abilities" page are not ours (CMB-ABIL-8); we read a
 bestiary creature as a template with the smallest keys its fight needs:

@@ -1,7 +1,7 @@
-"""Load-time rules of a template's own abilities, its regeneration and the 0-HP keys
-(spec/combat.md A.11, A.12; the keys are :mod:`.foe_abilities`) that their field types cannot
-say: the saves, damage words and conditions they name, ability ids once per template, and
-what their formulas read (``@tier`` and abilities, as every foe formula)."""
+"""Load-time rules of a template's own abilities, its regeneration and the 0-HP keys (CMB-ABIL,
+CMB-HP0; the keys are :mod:`.foe_abilities`) that their field types cannot say: the saves, damage
+words and conditions they name, ability ids once per template, and what their formulas read
+(``@tier`` and abilities, as every foe formula)."""
 
 from __future__ import annotations
 

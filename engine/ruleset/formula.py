@@ -1,5 +1,5 @@
-"""Formulas: the strings a ruleset's combat block computes with (DESIGN.md "Combat",
-spec/combat.md §0 "Formula"), read by grammars/formula.lark into a small typed tree.
+"""Formulas: the strings a ruleset's combat block computes with (docs/design.md#formula-combat,
+docs/rules/combat.md#formulas), read by grammars/formula.lark into a small typed tree.
 
 Reading never raises and never evaluates: :func:`parse_formula` returns a :class:`Formula` or a
 :class:`FormulaError` with a one-line reason. The limits here keep every formula small enough
@@ -243,8 +243,8 @@ def parse_formula(text: str) -> Formula | FormulaError:
     """Read a formula, or say in one line why it is not one. Never raises.
 
     The same text always reads the same (frozen) value, so the last :data:`PARSED` texts are
-    remembered: a weapon's dice and a foe's damage are read on every strike (issue 24: the
-    Lark parse was a third of an attack)."""
+    remembered: a weapon's dice and a foe's damage are read on every strike (the Lark parse was a
+    third of an attack)."""
     if not isinstance(text, str):
         return FormulaError("a formula is a string")
     if len(text) > MAX_LENGTH:

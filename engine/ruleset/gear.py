@@ -1,5 +1,5 @@
-"""``items.startingGear``: packages a character may take at the start (spec/items.md §17,
-v1.78)."""
+"""``items.startingGear``: packages a character may take at the start
+(docs/rules/items.md#17-starting-gear, v1.78)."""
 
 from __future__ import annotations
 

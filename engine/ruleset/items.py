@@ -1,4 +1,5 @@
-"""The ``items`` block (spec/items.md §3) and the ``item`` object of a catalog entry (§4)."""
+"""The ``items`` block (docs/rules/items.md#3-the-item-block) and the ``item`` object of a catalog
+entry (docs/rules/items.md#4-an-item-catalog-entry)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""``items.lootTables``: what a won fight and the GM's ``[loot:]`` drop (spec/items.md §15,
-v1.63; ``coins`` rows v1.64)."""
+"""``items.lootTables``: what a won fight and the GM's ``[loot:]`` drop
+(docs/rules/items.md#15-loot, v1.63; ``coins`` rows v1.64)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""``items.market``: what a place sells and at what price, market days, sellers (spec/items.md
-§18–§20; v1.65, market day v1.69, ``honest`` v1.79, ``manner`` v1.802, ``unsold`` v1.813)."""
+"""``items.market``: what a place sells and at what price, market days, sellers
+(docs/rules/items.md#18-markets; fakes: docs/rules/items.md#19-honest-and-dishonest-sellers-fakes;
+v1.65, market day v1.69, ``honest`` v1.79, ``manner`` v1.802, ``unsold`` v1.813)."""
 
 from __future__ import annotations
 

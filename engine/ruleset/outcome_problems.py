@@ -1,6 +1,8 @@
-"""Load-time rules of outcome-based combat (spec/combat.md A.4, OQ-CMB-6; issue 25): an
-``"kind": "outcome"`` block needs ``combat.outcome``, whose ``check`` is a skill of the sheet
-read through the resolution's outcome tiers (checks.md §8), whose ``tiers`` readings name
+"""Load-time rules of outcome-based combat
+(docs/rules/combat.md#a4-outcome-based-combat-position-and-effect, OQ-CMB-6): an
+``"kind": "outcome"`` block needs ``combat.outcome``, whose ``check`` is a skill of the sheet read
+through the resolution's outcome tiers
+(docs/rules/checks.md#8-outcome-tiers-more-than-success-or-failure), whose ``tiers`` readings name
 those tiers, and templates that give their foes harm levels (CMB-OUTC-4)."""
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ def outcome_problems(ruleset: Ruleset, combat: Combat) -> list[Problem]:
     tiers = {t.id for t in res.outcomes.tiers} if res is not None and res.outcomes else None
     if tiers is None:  # CMB-OUTC-1: the roll is read through the outcome tiers
         problems.append(Problem(pointer("combat", "kind"),
-                                'outcome combat needs "resolution.outcomes" (checks.md §8)'))
+                                'outcome combat needs "resolution.outcomes" '
+                                '(the tiers its roll is read through)'))
     else:
         problems += [Problem(pointer("combat", "outcome", "tiers", ident),
                              f'unknown outcome tier "{ident}"')

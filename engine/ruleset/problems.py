@@ -219,8 +219,8 @@ def cross_references(ruleset: Ruleset) -> list[Problem]:
 def _track_problems(ruleset: Ruleset, reads_items: Mapping[str, bool],
                     check_value: Callable[[tuple[str | int, ...], ValueRef, bool],
                                           list[Problem]]) -> list[Problem]:
-    """Health and wound tracks (items.md glossary "Track", ITM-OUT-3, ITM-OUT-11): ids apart
-    from the pools', one health pool or health track in all, a max that reads no item
+    """Health and wound tracks (docs/rules/items.md#1-glossary "track", ITM-OUT-3, ITM-OUT-11): ids
+    apart from the pools', one health pool or health track in all, a max that reads no item
     (ITM-ISTAT-12), and penalties only on a wound track, rising, within its max."""
     problems: list[Problem] = []
     add = problems.append

@@ -1,7 +1,7 @@
 """Load-time rules of the item block and item entries that pydantic's field types cannot say:
 references that must exist (``<catalog>/<entry>``, coins, tags, places, tables, conditions,
-budgets), rules across keys, and item values read through stats (spec/items.md §3–§20).
-Every rule here is **[Import]**: an impossible rule is refused at load, never found in play."""
+budgets), rules across keys, and item values read through stats (docs/rules/items.md). Every rule
+here is **[Import]**: an impossible rule is refused at load, never found in play."""
 
 from __future__ import annotations
 

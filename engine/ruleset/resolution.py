@@ -1,4 +1,4 @@
-"""The ``resolution`` block: how a ruleset rolls a check (spec/checks.md), one typed model per
+"""The ``resolution`` block: how a ruleset rolls a check (docs/rules/checks.md), one typed model per
 kind. The import rules the field types cannot say are in :mod:`.resolution_problems`."""
 
 from __future__ import annotations
@@ -343,7 +343,8 @@ class SymbolResolution(Common):
     difficulty_ladder: list[DcStep] = Field(default_factory=list, max_length=12)
 
 
-# --- talismans: a chosen catalog entry's mechanics.check (checks.md §11) ----------------------
+# --- talismans: a chosen catalog entry's mechanics.check --------------------------------------
+# (docs/rules/checks.md#11-a-talisman-that-changes-the-roll)
 
 class EntryCheck(RulesetModel):
     """CHK-TAL-2..5: what a chosen entry changes in one pool check."""

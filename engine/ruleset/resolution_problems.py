@@ -1,6 +1,7 @@
 """The import rules of the ``resolution`` block that pydantic's field types cannot say
-(spec/checks.md, CHK-*-Import), the check features' Capability API versions (checks.md
-Appendix D), and the ``mechanics.check`` of catalog entries."""
+(docs/rules/checks.md, CHK-*-Import), the check features' Capability API versions
+(docs/rules/checks.md#appendix-d-capability-api-versions), and the ``mechanics.check`` of catalog
+entries."""
 
 from __future__ import annotations
 
@@ -189,7 +190,7 @@ def _symbol_problems(res: SymbolResolution,
 
 def _outcome_problems(outcomes: Outcomes,
                       at: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
-    """CHK-OUT-5..12 and the import note of §8.1."""
+    """CHK-OUT-5..12 and the import note of docs/rules/checks.md#81-algorithm--picking-a-tier."""
     out: list[tuple[tuple[str | int, ...], str]] = []
     numeric = [(i, t) for i, t in enumerate(outcomes.tiers) if t.on is None]
     last = None
@@ -229,7 +230,8 @@ Gate = tuple[tuple[str | int, ...], str, str]
 
 
 def _kind_gates(res: Resolution, at: tuple[str | int, ...]) -> list[Gate]:
-    """checks.md Appendix D: (path, feature, version) for what one resolution uses."""
+    """docs/rules/checks.md#appendix-d-capability-api-versions: (path, feature, version) for what
+    one resolution uses."""
     gates: list[Gate] = []
     kinds = {"dice-pool": "1.24", "dice-highest": "1.138", "roll-against": "1.139",
              "symbol-pool": "1.141"}
@@ -283,8 +285,8 @@ def _kind_gates(res: Resolution, at: tuple[str | int, ...]) -> list[Gate]:
 
 
 def version_gates(ruleset: Ruleset) -> list[Gate]:
-    """checks.md Appendix D: every check feature a ruleset uses, with the version it needs
-    (an override's ``set`` counts where it changes the resolution)."""
+    """docs/rules/checks.md#appendix-d-capability-api-versions: every check feature a ruleset uses,
+    with the version it needs (an override's ``set`` counts where it changes the resolution)."""
     res = ruleset.resolution
     if res is None:
         return []
@@ -321,9 +323,9 @@ def empty_at_start(ruleset: Ruleset, pool: str) -> bool:
 
 
 def _gate_problems(ruleset: Ruleset) -> Found:
-    """CHK-POOL-54, §0.3: a package ruleset (one that declares ``capabilityApi``) needs the
-    version of every check feature it uses; a community ruleset declares none and is only
-    validated. Versions compare as integer tuples (1.135 is newer than 1.38)."""
+    """CHK-POOL-54: a package ruleset (one that declares ``capabilityApi``) needs the version of
+    every check feature it uses; a community ruleset declares none and is only validated. Versions
+    compare as integer tuples (1.135 is newer than 1.38)."""
     if "capability_api" not in ruleset.model_fields_set:
         return []
     declared = version_tuple(ruleset.capability_api)
@@ -379,7 +381,7 @@ def _talisman_problems(ruleset: Ruleset) -> Found:
 
 
 def resolution_problems(ruleset: Ruleset) -> list[Problem]:
-    """Every import rule of spec/checks.md that the field types cannot say (CHK-*-Import)."""
+    """Every import rule of docs/rules/checks.md that the field types cannot say (CHK-*-Import)."""
     res = ruleset.resolution
     talismans = [Problem(pointer(*path), message)
                  for path, message in _talisman_problems(ruleset) + _gate_problems(ruleset)]

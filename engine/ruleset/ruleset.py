@@ -1,4 +1,4 @@
-"""The whole ruleset file (DESIGN.md "File formats → Ruleset")."""
+"""The whole ruleset file (docs/design.md#ruleset-file)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ class Ruleset(RulesetModel):
     id: Id
     label: Label
     capability_api: str = Field(default="1.49", pattern=r"^\d+(\.\d+){0,3}$")
-    """ITM-GEN-2..4: the Capability API version the ruleset is written for; every feature it
-    uses needs at least its version (spec/items.md Appendix E)."""
+    """ITM-GEN-2..4: the Capability API version the ruleset is written for; every feature it uses
+    needs at least its version (docs/rules/items.md#appendix-e-capability-api-versions)."""
     sheet: Sheet = Field(default_factory=Sheet)
     live: Live = Field(default_factory=Live)
     conditions: list[Condition] = Field(default_factory=list, max_length=96)
@@ -35,11 +35,11 @@ class Ruleset(RulesetModel):
 
 
 def combat_kind(ruleset: Ruleset) -> str:
-    """Which combat the ruleset fights with (DESIGN.md "Which combat"): a symbol-pool ruleset
-    fights with symbol-pool combat (CHK-SYM-35; ``"kind": "none"`` still turns fights off),
-    else ``combat.kind`` as written, else formula combat where ``combat.attack`` is given
-    (Part A), else narrative combat (Part B) — also for a dice-highest ruleset (CHK-HIGH-24)
-    and a ruleset with no ``combat`` block."""
+    """Which combat the ruleset fights with (docs/design.md#which-combat): a symbol-pool ruleset
+    fights with symbol-pool combat (CHK-SYM-35; ``"kind": "none"`` still turns fights off), else
+    ``combat.kind`` as written, else formula combat where ``combat.attack`` is given (Part A), else
+    narrative combat (Part B) — also for a dice-highest ruleset (CHK-HIGH-24) and a ruleset with no
+    ``combat`` block."""
     combat = ruleset.combat
     if combat is not None and combat.kind == "none":
         return "none"

@@ -1,5 +1,6 @@
-"""The character sheet a ruleset declares: abilities, skills, saves, fields, derived values,
-live pools and tracks, conditions, rests and layers (DESIGN.md "Ruleset", "Sheet model")."""
+"""The character sheet a ruleset declares: abilities, skills, saves, fields, derived values, live
+pools and tracks, conditions, rests and layers (docs/design.md#ruleset-file,
+docs/design.md#sheet-model)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ class Ability(Labelled):
 
 
 class Skill(Labelled):
-    """A skill or a save; CoC-style skills name no ability (DESIGN.md, OQ-CHK-4/5/6/30)."""
+    """A skill or a save; CoC-style skills name no ability (docs/design.md#sheet-model,
+    OQ-CHK-4/5/6/30)."""
 
     ability: Id | None = None
     bonus_range: tuple[int, int] | None = None
@@ -67,9 +69,9 @@ MAX_TRACK = 1000  # a track's max is read from the sheet and held to 0..1000 (ma
 
 class WoundPenalty(RulesetModel):
     """From ``atLeast`` marks on, what a wound track does to its bearer's checks and saves
-    (items.md ITM-OUT-11 "the user's wound penalty"; checks.md CHK-HIGH-3, CHK-POOL-A3 *W*,
-    CHK-SYM-16): the ITM-WORN-4 modifiers, so every resolution kind applies them as it applies
-    a condition's (a flat number on a sum, dice on a pool, the threshold of a roll-against)."""
+    (ITM-OUT-11 "the user's wound penalty"; CHK-HIGH-3, CHK-POOL-A3 *W*, CHK-SYM-16): the ITM-WORN-4
+    modifiers, so every resolution kind applies them as it applies a condition's (a flat number on a
+    sum, dice on a pool, the threshold of a roll-against)."""
 
     at_least: int = Field(ge=1, le=MAX_TRACK)
     """The marks from which this penalty holds; the highest row met is the one that applies."""
@@ -78,8 +80,8 @@ class WoundPenalty(RulesetModel):
 
 
 class Track(Labelled):
-    """A sheet bar (items.md glossary "Track"): a plain ``health`` track of points, or a
-    ``wounds`` track of marks taken. Its ``max`` reads the sheet alone, never ``itemStat``
+    """A sheet bar (docs/rules/items.md#1-glossary "track"): a plain ``health`` track of points, or
+    a ``wounds`` track of marks taken. Its ``max`` reads the sheet alone, never ``itemStat``
     (ITM-ISTAT-12, ITM-ABIL-6)."""
 
     kind: Literal["health", "wounds"]

@@ -1,5 +1,5 @@
-"""Value references: how a ruleset reads a number off a character's sheet (DESIGN.md
-"Sheet model"; spec/items.md §6 for ``itemStat``)."""
+"""Value references: how a ruleset reads a number off a character's sheet
+(docs/design.md#sheet-model; docs/rules/items.md#6-items-on-the-sheet-itemstat for ``itemStat``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
 from .base import Id, Label, RulesetModel
 
-# Reference kinds of DESIGN.md "Sheet model"; exactly one is given.
+# Reference kinds of docs/design.md#sheet-model; exactly one is given.
 REFERENCE_KINDS = ("const", "ability_score", "ability_mod", "field", "derived", "pool", "item_stat")
 # Kinds that read live state (they change with every hit), which ITM-BLOCK-15 and ITM-ISTAT-12
 # forbid in binding.max, carry numbers and pool maxima.

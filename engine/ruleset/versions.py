@@ -1,6 +1,6 @@
-"""ITM-GEN-2..4 and Appendix E of spec/items.md: the Capability API version each feature
-needs. A ruleset that uses a feature must declare at least that version (OQ-1: refused at
-import); versions compare as dot-separated integers (OQ-2: taken literally)."""
+"""ITM-GEN-2..4 and docs/rules/items.md#appendix-e-capability-api-versions: the Capability API
+version each feature needs. A ruleset that uses a feature must declare at least that version (OQ-1:
+refused at import); versions compare as dot-separated integers (OQ-2: taken literally)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """What the host shows the player: the item picker and its coins, the selected-stack panel
-and a character's bag at a glance (spec/items.md §0.6, ITM-SHOW-*), read from the state."""
+and a character's bag at a glance (docs/rules/items.md#06-host-operations, ITM-SHOW-*), read from
+the state."""
 
 from __future__ import annotations
 

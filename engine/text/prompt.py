@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from ..actions import use
 from ..actions.answers import Answer
 from ..actions.describe import attack_line, charges_text, effect_text, item_line, use_text
-from ..actions.examples import Party, party_of
+from ..actions.examples import Party, example, party_of, plain_item
 from ..actions.fight import teach_fight
 from ..actions.market import market_block
 from ..actions.money import cost_text, purse_line
@@ -26,52 +26,135 @@ from ..rules.tracks import penalty_for, track_max, track_value
 from ..ruleset import Item
 from .fight.block import combat_block
 
-# Said when the stage answers each tag as the model finishes it (issue 27, the game option
+# Said when the stage answers each tag as the model finishes it (the game option
 # "resolve": "mid-reply"). Kept generic: how the stage shows an answer to the model may change.
 MID_REPLY_LINE = (
     "Each tag is answered the moment you close its bracket: go on with the story from the "
     "result gmtags wrote into it and narrate what it says, never the result you expected. "
     "Write a place tag only as the first tag of a reply.")
 
-# Issue 39: what a small model got wrong with instructions written for strong ones.
-OPENING = ("You are the game master. Narrate in prose; when something in the game changes, "
-           "put a tag in the story: gmtags answers it with the rules and dice.")
+# What a small model got wrong with instructions written for strong ones: it copies what it
+# is shown (an answer part, a list of alternatives, whatever follows a tag on its line), writes
+# tags alone, and puts any words in square brackets.
+OPENING = ("You are the game master. Tell the story in prose; when something in the game "
+           "changes, write one tag for it inside the story: gmtags answers the tag with the "
+           "rules and dice.")
 NARRATE_LINE = ("- Write a sentence or two of story around every tag, never tags alone; no tag "
                 "when nothing changes.")
 # Never the answer part's syntax: a small model copies what it is shown, even as a warning.
 ANSWER_LINE = ("- Write each tag in square brackets exactly as the examples show and nothing "
                "more: gmtags writes the result into the tag itself.")
+# The kinds by name alone: ``[inventory:]`` is a tag a model would copy as it stands.
+ONLY_TAGS_LINE = ("- Only these tags exist: {kinds}. Never put other words in square "
+                  "brackets.")
+
+# What each tag is for, in the words of the reminder a model reads right before it replies.
+KIND_USES = {
+    "place": "a place with a market",
+    "inventory": "items and money",
+    "loot": "searching a body or cache",
+    "skill_check": "a risky act",
+    "combat": "a fight's start or end",
+    "attack": "a blow in a fight",
+}
+
+_EXAMPLE_TAG = re.compile(r"\[[a-z_]+: [^\]\n]*\]")
 
 
-def instructions(game: Game, mid_reply: bool = False, party: Party | None = None) -> str:
-    """The GM instructions: how to write tags, then the line each declared action teaches, only
-    for the commands this ruleset answers (ITM-CMD-3, ITM-MONEY-10), each with an example tag
-    filled from the ruleset and ``party``'s names (:func:`~engine.actions.examples.party_of`);
-    with ``mid_reply``, that each tag's answer appears right after it
-    (:data:`MID_REPLY_LINE`). Names and ruleset only, never a bag: the text stays the same
-    from turn to turn."""
-    party = party if party is not None else Party()
-    lines = [OPENING, NARRATE_LINE, ANSWER_LINE]
-    if mid_reply:
-        lines.append(MID_REPLY_LINE)
+def tag_last(line: str) -> str:
+    """An instruction line laid out with its example tag last: what the words after a tag
+    say goes before it. A small model that copies an example tag goes on with whatever follows
+    it on its line — ``(save="Steel" or ability="Brawn" instead of skill=)`` after a check,
+    the rank ladder after a fight's start — so nothing may follow it. A line without a tag,
+    or ending with one, is as it was (but for a full stop after it)."""
+    found = _EXAMPLE_TAG.search(line)
+    if found is None:
+        return line
+    head, tail = line[:found.start()], line[found.end():]
+    tail = tail.strip().lstrip(":;,").strip().rstrip(".").strip()
+    if tail.startswith("(") and tail.endswith(")") and tail.count("(") == 1:
+        tail = tail[1:-1]
+    if not tail:
+        return line[:found.end()]
+    return f"{head.rstrip().rstrip(':').rstrip()} ({tail}): {found.group()}"
+
+
+def example_reply(game: Game, party: Party) -> list[str]:
+    """One reply as it should read, story around its tag, filled with an everyday item of
+    the catalog (:func:`~engine.actions.examples.plain_item`): a small model writes the way
+    it is shown a reply written far more readily than the way it is told to. None without
+    such an item."""
+    item = plain_item(game)
+    if item is None:
+        return []
+    tag = example("inventory", action="add", item=item.label, who=party.hero)
+    # Nothing after the tag: a small model copies an example's words too, and what follows a
+    # tag is the story of its result, which the example cannot know.
+    return [f"- A reply looks like this: A {item.label.casefold()} lies by the door, worn "
+            f"but sound. {tag}"]
+
+
+def taught_kinds(lines: Sequence[str]) -> list[str]:
+    """The tag kinds the instruction ``lines`` show, in the order they first appear."""
+    kinds: list[str] = []
+    for line in lines:
+        for found in _EXAMPLE_TAG.finditer(line):
+            kind = found.group()[1:found.group().index(":")]
+            if kind not in kinds:
+                kinds.append(kind)
+    return kinds
+
+
+def taught_lines(game: Game, party: Party, fighting: bool = False) -> list[str]:
+    """The line each declared action teaches, only for the commands this ruleset answers
+    (ITM-CMD-3, ITM-MONEY-10), each with an example tag filled from the ruleset and
+    ``party``'s names (:func:`~engine.actions.examples.party_of`), laid out with the tag last
+    (:func:`tag_last`); with ``fighting``, how to fight
+    (:func:`~engine.actions.fight.teach_fight`) after them."""
+    taught: list[str] = []
     for declared in ACTIONS.values():
         if declared.teach is not None and (declared.needs is None or declared.needs.test(game)):
-            lines += declared.teach(game, party)
-    return "\n".join(lines)
+            taught += declared.teach(game, party)
+    return [tag_last(line) for line in (taught + teach_fight(game, party) if fighting
+                                        else taught)]
 
 
-_FIRST_TAG = re.compile(r"\[(?:inventory|loot|skill_check): [^\]\n]*\]")
+def instructions(game: Game, mid_reply: bool = False, party: Party | None = None,
+                 fighting: bool = False) -> str:
+    """The GM instructions: how to write tags, one reply as it should read
+    (:func:`example_reply`), the kinds of tag there are, then :func:`taught_lines`; with
+    ``mid_reply``, that each tag's answer appears right after it (:data:`MID_REPLY_LINE`).
+    Names and ruleset only, never a bag: the text stays the same from turn to turn."""
+    party = party if party is not None else Party()
+    # The kinds line is the same in a fight and out of one, so that a fight's start only
+    # adds lines at the end and a model server keeps the prompt before them.
+    taught = taught_lines(game, party)
+    fight = [tag_last(line) for line in teach_fight(game, party)]
+    peace = taught_kinds(taught)
+    more = [k for k in taught_kinds(fight) if k not in peace]
+    kinds = ", ".join(peace) + (f" and, in a fight, {', '.join(more)}" if more else "")
+    lines = [OPENING, NARRATE_LINE, *example_reply(game, party), ANSWER_LINE,
+             ONLY_TAGS_LINE.format(kinds=kinds)]
+    if mid_reply:
+        lines.append(MID_REPLY_LINE)
+    return "\n".join(lines + taught + (fight if fighting else []))
 
 
 def reply_reminder(game: Game, state: State) -> str:
     """The last line before the player's message, where a small model looks most: what a
-    reply is, with one example tag of the instructions — so that it writes story and tags,
-    not a copy of the state blocks above it. Names and ruleset only, like the instructions."""
-    found = _FIRST_TAG.search(instructions(game, False, party_of(state)))
-    example = f", e.g. {found.group()}" if found else ""
-    return ("Now reply to the player: a few sentences of story, and for each thing in the game "
-            f"that changes one tag in square brackets as the instructions show{example}. "
-            "Never repeat these blocks.")
+    reply is and, for each kind of tag the instructions teach at this point of the game, its
+    first example tag and what it is for (:data:`KIND_USES`) — a small model writes the tags
+    it sees written, not the ones it is told about; without them here it writes story alone.
+    Names and ruleset only, like the instructions."""
+    first: dict[str, str] = {}
+    for line in taught_lines(game, party_of(state), state.encounter is not None):
+        for found in _EXAMPLE_TAG.finditer(line):
+            kind = found.group()[1:found.group().index(":")]
+            if kind in KIND_USES:
+                first.setdefault(kind, found.group())
+    uses = "; ".join(f"{tag} for {KIND_USES[kind]}" for kind, tag in first.items())
+    return ("Now reply to the player: a few sentences of story, and where the game changes, "
+            f"the one tag that fits ({uses}). Never repeat these blocks.")
 
 
 def stack_line(game: Game, state: State, stack: Stack) -> str:
@@ -218,7 +301,7 @@ class StackLines:
     def bag_lines(self, game: Game, state: State, bag: tuple[Stack, ...]) -> list[str]:
         """The line of each stack of ``bag`` that is not a coin, in bag order. A changed bag
         shares most stacks with a bag rendered before that began with the same stack: the runs
-        it shares at both ends keep their lines (found by identity in C loops, issue 12),
+        it shares at both ends keep their lines (found by identity in C loops),
         while the game and the state's invented items are the same. The chats of one game
         begin with the same stacks (the party's), so the last :data:`BAGS_PER_FIRST_STACK`
         such bags are kept and the one sharing the most stacks at its ends is used."""
@@ -290,11 +373,7 @@ def front_context(game: Game, state: State, mid_reply: bool = False) -> str:
     """The part of the GM section that changes rarely: the instructions and, while a fight is
     on, how to fight (:func:`~engine.actions.fight.teach_fight`). Between a fight's start and
     its end it reads the same on every turn, so a model server can keep the prompt up to it."""
-    party = party_of(state)
-    lines = [instructions(game, mid_reply, party)]
-    if state.encounter is not None:
-        lines += teach_fight(game, party)
-    return "\n".join(lines)
+    return instructions(game, mid_reply, party_of(state), state.encounter is not None)
 
 
 def turn_context(game: Game, state: State, lines_of: StackLines | None = None) -> str:

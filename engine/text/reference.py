@@ -1,5 +1,5 @@
 """The tag reference users read (``docs/tags.md``) and the JSON Schema of requests, both written
-from the action declarations (DESIGN.md "Actions: one declaration each"), never by hand."""
+from the action declarations (docs/design.md#actions-one-declaration-each), never by hand."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ EVERY_TAG = (reasons.MALFORMED, reasons.UNKNOWN_ACTION, reasons.UNSUPPORTED,
 EVERY_EVENT = (reasons.MALFORMED, reasons.UNSUPPORTED)
 
 
-# Issue 39: how names and numbers are read, by the reader kind the tables' "reads" column names.
+# How names and numbers are read, by the reader kind the tables' "reads" column names.
 READING = [
     "Names and numbers are read as people write them. Each reading below is named "
     'in the answer\'s notes, e.g. `read who="Bram" as Bram the Quiet`, `read dc="DC 10" as '
@@ -139,7 +139,7 @@ def _request_schema(declared: Action, request: type[Request]) -> dict[str, Any]:
     if declared.kind == "event":
         schema["not"] = {"required": ["kind"]}  # a tag is never a host event
     elif declared.name is None and declared.kind in SELECTED_BY:
-        # [attack: use=] is the other action of the kind (issue 25)
+        # the kind's other action is told apart by its own attribute ([attack: use=])
         schema["not"] = {"required": [SELECTED_BY[declared.kind]]}
     return schema
 

@@ -1,1 +1,1 @@
-"""The pipeline stage: an OpenAI-compatible proxy that answers the GM's tags (issue 12)."""
+"""The pipeline stage: an OpenAI-compatible proxy that answers the GM's tags."""

@@ -2,7 +2,7 @@
 
 A reply's tags are answered against the state at the start of the turn, exactly as the fold
 will answer them when the saved chat is replayed. In the returned text each well-formed tag is
-rewritten in canonical answered form (DESIGN.md "Answered tags"); a malformed tag keeps its raw
+rewritten in canonical answered form (docs/design.md#answered-tags); a malformed tag keeps its raw
 text (its refusal is in the response metadata and the next prompt's LAST ANSWERS block).
 
 The model never supplies an answer: every answer part it writes (in a tag, in a bracket gmtags
@@ -30,6 +30,7 @@ import tagparse
 from engine import (
     MAX_REPEATS,
     MAX_TAGS_PER_REPLY,
+    VOCABULARY,
     Answer,
     Game,
     State,
@@ -40,6 +41,7 @@ from engine import (
     repeat_refusal,
     repeats,
 )
+from tagparse.heads import Vocabulary, mend
 from tagparse.imitation import imitations
 
 from ..fold import Position, turn_context
@@ -181,14 +183,18 @@ TAKEN_SHOWN = 200  # characters of a part taken out that the metadata shows
 
 class TakeOut:
     """The model's text as it arrives, with every answer part it wrote taken out
-    (:func:`tagparse.imitation.imitations`): what may still become one is held back until it
-    is settled, at most :data:`MAX_HOLD` characters. ``context`` is the end of text already
-    sent that the next text continues (a bracket left open), read but not sent again."""
+    (:func:`tagparse.imitation.imitations`) and, given a ``vocabulary``, each tag it wrote
+    under a wrong head read as that tag (:func:`tagparse.heads.mend`): what may still become
+    either is held back until it is settled, at most :data:`MAX_HOLD` characters. ``context``
+    is the end of text already sent that the next text continues (a bracket left open), read
+    but not sent again."""
 
-    def __init__(self, context: str = "") -> None:
+    def __init__(self, context: str = "", vocabulary: Vocabulary | None = None) -> None:
         self.pending = context
         self.floor = len(context)  # pending[:floor] was sent already
         self.taken: list[str] = []  # each part taken out, as the model wrote it
+        self.vocabulary = vocabulary
+        self.mended: list[dict[str, str]] = []  # {"wrote", "read"} of each tag read so
 
     def feed(self, delta: str, final: bool = False) -> str:
         """Add model text; return what is settled of it, parts taken out."""
@@ -211,7 +217,18 @@ class TakeOut:
         sent = self.floor  # the output begins with it as it was (no part starts before it)
         self.pending = self.pending[settled:]
         self.floor = 0
-        return "".join(pieces)[sent:]
+        return self._mended("".join(pieces)[sent:])
+
+    def _mended(self, text: str) -> str:
+        """``text`` with its tags under a wrong head read as the tags they are. A bracket
+        with a head is settled whole (it may still become an answer part until it closes), so
+        none is split between two pieces of output."""
+        if self.vocabulary is None or "[" not in text:
+            return text
+        text, mends = mend(text, self.vocabulary)
+        self.mended += [{"wrote": m.wrote[:TAKEN_SHOWN], "read": m.read[:TAKEN_SHOWN]}
+                        for m in mends]
+        return text
 
     def drop(self) -> None:
         """Forget what is held: the model stopped writing here."""
@@ -244,7 +261,7 @@ class ReplyStream:
         self._open = tagparse.unfinished_tag(self.before)
         # The old text's last line: a bracket open there may get an answer part written into it.
         line = max(self.before.rfind("\n"), self.before.rfind("\r")) + 1
-        self._take = TakeOut(self.before[max(line, len(self.before) - MAX_HOLD):])
+        self._take = TakeOut(self.before[max(line, len(self.before) - MAX_HOLD):], VOCABULARY)
 
     def stop_at(self, index: int) -> None:
         """Tag ``index`` of the reply is answered mid-reply: the model reads its answer and
@@ -293,6 +310,12 @@ class ReplyStream:
         """The answer parts the model wrote that were taken out, as it wrote them (at most
         :data:`TAKEN_SHOWN` characters each)."""
         return self._take.taken
+
+    @property
+    def mended(self) -> list[dict[str, str]]:
+        """Each tag the model wrote under a wrong head, as it wrote it and as it was read
+        (at most :data:`TAKEN_SHOWN` characters each)."""
+        return self._take.mended
 
     @property
     def shown(self) -> str:

@@ -1,4 +1,4 @@
-"""The HTTP stage: an OpenAI-compatible proxy that plays the rules (DESIGN.md "Interfaces").
+"""The HTTP stage: an OpenAI-compatible proxy that plays the rules (docs/design.md#interfaces).
 
 One server runs many games; a game is a folder (``ruleset.json``, ``party.json``,
 ``options.json``) selected by path: ``/games/<game>/v1/chat/completions``. Per request the
@@ -132,7 +132,8 @@ class GmSection:
     """
 
     # Per game, so a server of many games multiplies them: enough for the latest states and
-    # stacks of a game's chats at once, and a bound on what they cost (issue 22, finding 6).
+    # stacks of a game's chats at once, and a bound on what they cost (a cache capped by entries
+    # alone let a busy server's memory grow with its chats).
     STATES = 16
     LINES = 512
 
@@ -352,9 +353,10 @@ def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Bod
     anything is folded; without one (in a worker thread), ``pause`` is called between its
     replies (default: let go of the GIL for a moment; the stage passes a
     :class:`~replay.stage.courtesy.LoopFirst`), so that small requests on the event loop are
-    not kept waiting behind it (issue 22, finding 8). ``continues``: whether a last GM
-    message is a reply being continued (default: the game's ``"continue"`` option; a text
-    completion prompt that ends inside a reply always is)."""
+    not kept waiting behind it (one big fold on the loop held every other chat's requests up
+    for seconds). ``continues``: whether a last GM message is a reply being continued (default:
+    the game's ``"continue"`` option; a text completion prompt that ends inside a reply always
+    is)."""
     read = body if isinstance(body, Body) else None
     messages = read.messages if read is not None else cast(dict[str, Any], body)["messages"]
     like = (read.base.messages, read.shared) if read is not None and read.base else None
@@ -388,11 +390,14 @@ def prepare(folder: GameFolder, cache: SnapshotCache, body: dict[str, Any] | Bod
 
 def _model_wrote(stream: ReplyStream) -> dict[str, Any]:
     """What the metadata says of the model's own answer parts taken out of the reply
-    (``takenOut``, as it wrote them) and of a reply ended early (``cut``); nothing when
-    neither happened."""
+    (``takenOut``, as it wrote them), of its tags written under a wrong head and read as the
+    tags they are (``readAs``: ``wrote`` and ``read``) and of a reply ended early (``cut``);
+    nothing when none of these happened."""
     found: dict[str, Any] = {}
     if stream.taken:
         found["takenOut"] = list(stream.taken)
+    if stream.mended:
+        found["readAs"] = [dict(m) for m in stream.mended]
     if stream.cut is not None:
         found["cut"] = dict(stream.cut)
     return found
@@ -410,6 +415,8 @@ def _tag_counts(stream: ReplyStream) -> str:
             refused.items()))
     if stream.taken:
         text += f" takenOut={len(stream.taken)}"
+    if stream.mended:
+        text += f" readAs={len(stream.mended)}"
     if stream.cut is not None:
         text += f" cut={stream.cut['reason']}"
     return text
@@ -423,7 +430,8 @@ def _metadata(prepared: Prepared, stream: ReplyStream) -> dict[str, Any]:
 
 def _mid_metadata(prepared: Prepared, mid: MidReply) -> dict[str, Any]:
     """The metadata of a reply answered mid-way: which tags it stopped at, and a note on a
-    [place:] written after other tags (issue 27)."""
+    [place:] written after other tags, which is answered only after the reply
+    (docs/design.md#mid-reply-answers)."""
     differs = mid.differs()
     if differs:
         log.warning("mid-reply: %d answer(s) the model read differ from the whole reply's "
@@ -729,8 +737,9 @@ def build_app(config: StageConfig) -> Starlette:
                                  headers={"cache-control": "no-cache"})
 
     async def _mid_reply(request: Request, prepared: Prepared, mid: MidReply) -> Response:
-        """A reply answered mid-way (issue 27): its first request's failure is the response's,
-        as for any reply; after that the reply is one stream, or one completion."""
+        """A reply answered mid-way (docs/design.md#mid-reply-answers): its first request's failure
+        is the response's, as for any reply; after that the reply is one stream, or one
+        completion."""
         reply = await _opened(request, mid.url, mid.first_content(prepared.pieces()),
                               mid.headers, mid.deadline)
         if isinstance(reply, Response):

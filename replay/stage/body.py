@@ -1,5 +1,5 @@
 """Reading a chat request's body so that the part a recent request already sent is not parsed
-again (issue 12: the stage's cost per reply must not grow with the chat).
+again (the stage's cost per reply must not grow with the chat).
 
 A chat's next request repeats the previous one's bytes up to its last messages. A body is read
 with the byte offset where each message of its ``messages`` array ends; the next body that
@@ -36,8 +36,8 @@ R = TypeVar("R")
 _BYTE_COMMA = re.compile(rb"[ \t\n\r]*,[ \t\n\r]*")
 _SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
 RECENT_BODIES = 64  # bodies kept to share their bytes with the next request of the same chat
-RECENT_BYTES = 8 * 1024 * 1024  # and at most this many of their bytes (issue 22: a byte bound;
-# a body's parsed messages take 4-5 times its bytes)
+RECENT_BYTES = 8 * 1024 * 1024  # and at most this many of their bytes: bounded in
+# bytes, not only in bodies, as a body's parsed messages take 4-5 times its bytes
 MAX_MESSAGES = 100_000  # messages read with their offsets; a longer array goes to json.loads
 PROBES = 4  # the last messages of a recent body tried before a binary search
 
@@ -62,8 +62,8 @@ class Body:
     head: dict[str, Any]  # the members before "messages", in order
     tail: dict[str, Any]  # and after it
     # the body this one was read on, while the reader still keeps it: a strong reference would
-    # keep every earlier body of a chat alive through its successor (issue 22: memory grew
-    # with each request)
+    # keep every earlier body of a chat alive through its successor, and memory would grow
+    # with each request
     base_ref: weakref.ref[Body] | None = field(default=None, repr=False, compare=False)
     shared: int = 0
 
@@ -343,7 +343,7 @@ class BodyReader:
     """Reads request bodies, reusing the messages of the recent body a new one repeats."""
 
     def __init__(self, recent: int = RECENT_BODIES, most_bytes: int = RECENT_BYTES) -> None:
-        # Enough bodies that, with many chats at once (issue 30: 40 chats on one worker), a
+        # Enough bodies that, with many chats at once (40 chats on one worker, say), a
         # chat's previous request is still here when its next one comes; bounded in bytes.
         self._recent: deque[Body] = deque(maxlen=recent)
         self._bytes = 0

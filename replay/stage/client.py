@@ -1,7 +1,7 @@
 """The stage's HTTP client for the model server: aiohttp behind the few calls the stage makes.
 
-Why aiohttp and not httpx (issue 22, the overhead goal): on loopback, sending one chat request
-and reading its answer took httpx's ``AsyncClient`` 1.5-1.6 ms of CPU and aiohttp's
+Why aiohttp and not httpx (the stage should add little over a bare proxy): on loopback, sending one
+chat request and reading its answer took httpx's ``AsyncClient`` 1.5-1.6 ms of CPU and aiohttp's
 ``ClientSession`` 0.4-0.5 ms, for a 1.6 kB body and a 160 kB one alike (same model server,
 same bytes). That millisecond was most of what the stage added over a bare proxy on a short
 chat.

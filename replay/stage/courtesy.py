@@ -1,4 +1,4 @@
-"""A fold in a worker thread lets the event loop go first (issue 22, finding 8).
+"""A fold in a worker thread lets the event loop go first.
 
 A large fold runs in a worker thread so that it does not hold the event loop, but both share
 the GIL: every time the loop woke for a small request's bytes it waited for the interpreter's

@@ -1,4 +1,4 @@
-"""The stage's errors as OpenAI error bodies (DESIGN.md "Interfaces": every error one, also
+"""The stage's errors as OpenAI error bodies (docs/design.md#interfaces: every error one, also
 404, 405 and a refused CORS preflight)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Giving the memory a long-running stage has freed back to the system (issue 22, finding 6).
+"""Giving the memory a long-running stage has freed back to the system.
 
 Every request allocates and frees buffers of a few kilobytes (the body, the GM section, the
 state's canonical JSON) among the long-lived values of the snapshot store, and the C

@@ -1,5 +1,5 @@
-"""Mid-reply answers: the model narrates the roll it really got (issue 27; DESIGN.md
-"Interfaces", "Mid-reply answers").
+"""Mid-reply answers: the model narrates the roll it really got
+(docs/design.md#mid-reply-answers).
 
 With the game option ``"resolve": "mid-reply"`` the stage stops the model at the end of each tag
 it may answer there, answers it, and sends a continuation: the same request with the reply so
@@ -9,7 +9,7 @@ after the tag is written knowing the answer, and the client sees one reply.
 Where it stops (:func:`stops_at`): where the replay answers the tag the same whatever the rest
 of the reply says. The fold answers a reply's ``[place:]`` tags first, then its fight
 (``[combat:]``, ``[attack:]`` in initiative order), then every other tag in text order
-(DESIGN.md "Rounds and order"), so: never at a fight tag, never after the reply's first fight
+(docs/design.md#rounds-and-order), so: never at a fight tag, never after the reply's first fight
 tag, and a ``[place:]`` only as the reply's first tag. At a stop the tags so far are answered
 as :class:`~replay.stage.answering.LiveAnswers` answers them — what ``apply_reply`` gives them,
 dice keyed as the fold keys them — so the answer the model reads is the one the replay gives.

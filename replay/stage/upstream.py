@@ -1,4 +1,4 @@
-"""What the stage says to the model server and what it keeps to itself (issue 22, findings 2-4).
+"""What the stage says to the model server and what it keeps to itself.
 
 - :class:`Upstream`: the model server's base URL, joined with a route without losing its query
   string (``?key=…`` is how some servers take their key), and every secret in it — the

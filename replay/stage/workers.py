@@ -16,7 +16,7 @@ from .cors import DEFAULT_ORIGINS
 from .upstream import Redactor, Upstream
 
 # A fold of a big request runs in a worker thread; the event loop gets the GIL back this often
-# (seconds), so small requests on other chats are not kept waiting behind it (issue 22).
+# (seconds), so small requests on other chats are not kept waiting behind it.
 SWITCH_INTERVAL = 0.001
 
 

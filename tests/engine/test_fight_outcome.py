@@ -442,7 +442,8 @@ def _set(value: Any, *path: str | int) -> Any:
     (_set({"partial": {"effect": 0}}, "combat", "outcome", "tiers"),
      '/combat/outcome/tiers/partial: unknown outcome tier "partial"'),
     (_drop("resolution", "outcomes"),
-     '/combat/kind: outcome combat needs "resolution.outcomes" (checks.md §8)'),
+     '/combat/kind: outcome combat needs "resolution.outcomes" '
+     "(the tiers its roll is read through)"),
     (_set("@nothing", "combat", "templates", 0, "combat", "harm"),
      '/combat/templates/0/combat/harm: unknown reference "@nothing" (a foe\'s formulas read '
      "@tier and abilities)"),

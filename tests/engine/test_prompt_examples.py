@@ -22,10 +22,14 @@ from engine.rules.fight.formula import hero_health
 from engine.text.fight.block import combat_block
 from engine.text.prompt import (
     ANSWER_LINE,
+    KIND_USES,
     MID_REPLY_LINE,
     NARRATE_LINE,
+    example_reply,
     instructions,
+    reply_reminder,
     state_context,
+    tag_last,
 )
 
 RULESETS = sorted(p.stem for p in (FIXTURES / "rulesets").glob("*.json"))
@@ -161,11 +165,79 @@ def test_the_examples_name_the_party_and_the_lowest_rank_for_a_wolf() -> None:
                   '[inventory: action="give" item="Rope" who="Ada" to="Bram the Quiet"]',
                   '[inventory: action="earn" amount="5 pennies" who="Ada"]',
                   '[loot: table="mill_cache"]',
-                  '[skill_check: skill="Sneak" dc="9" who="Ada"] (save="Steel"',
-                  '[combat: op="start" foe="Wolf" rank="D" tier="1" count="2"]: an ordinary '
-                  "animal or common thug is rank D, tier 1",
+                  '(save="Steel" or ability="Brawn" instead of skill=): '
+                  '[skill_check: skill="Sneak" dc="9" who="Ada"]',
+                  "(an ordinary animal or common thug is rank D, tier 1;",
+                  '[combat: op="start" foe="Wolf" rank="D" tier="1" count="2"]',
                   "(D, C, B, A, S, SS, SSS; X, XX for world beings)"):
         assert shown in text, shown
     assert instructions(game) != text and 'who="' not in instructions(game).split(
         "[loot:")[0]  # without a party, who= is left out (the player's character)
     assert Party(("Ada",)).other is None
+
+
+@pytest.mark.parametrize("name", RULESETS)
+def test_no_instruction_line_goes_on_after_its_tag(name: str) -> None:
+    """A small model that copies an example tag copies whatever follows it on its line (the
+    alternatives after a check, the rank ladder after a fight's start): each line's example
+    tag is the last thing on it, in a fight too."""
+    game, state = loaded(name)
+    fighting = example_fight(game, state) or state
+    text = instructions(game, party=party_of(state), fighting=fighting is not state)
+    for line in text.splitlines():
+        tags = TAG.findall(line)
+        if tags and "looks like this" not in line:
+            assert line.rstrip().endswith(tags[-1]), line
+
+
+def test_tag_last_moves_what_follows_a_tag_before_it() -> None:
+    assert tag_last('- Loot: [loot: table="a"] (shared out; who="Ada" for one hero).') == \
+        '- Loot (shared out; who="Ada" for one hero): [loot: table="a"]'
+    assert tag_last('- A fight: [combat: op="start"]: tier 1; roles: a, b.') == \
+        '- A fight (tier 1; roles: a, b): [combat: op="start"]'
+    assert tag_last('- Gear: [inventory: action="equip"]; unequip takes it off') == \
+        '- Gear (unequip takes it off): [inventory: action="equip"]'
+    for same in ('- Lost: [inventory: action="remove"]', "  Skills: Sneak.", "plain words"):
+        assert tag_last(same) == same
+
+
+@pytest.mark.parametrize("name", RULESETS)
+def test_a_reply_is_shown_as_story_around_a_real_tag(name: str) -> None:
+    """The one example reply: words of story before a tag that the ruleset answers ok from
+    the party's start (an everyday item of its catalog), and no tag kind named in brackets
+    where the kinds are listed."""
+    game, state = loaded(name)
+    shown = [line for line in example_reply(game, party_of(state))]
+    assert len(shown) <= 1
+    for line in shown:
+        tags = tagparse.scan(line).tags
+        assert len(tags) == 1 and line.index("[") > 30
+        assert answer(game, state, tags[0].raw)[1][0].ok
+    only = next(line for line in instructions(game, party=party_of(state)).splitlines()
+                if line.startswith("- Only these tags exist:"))
+    assert "[" not in only and "inventory" in only
+
+
+@pytest.mark.parametrize("name", RULESETS)
+def test_the_reminder_shows_each_taught_kind_with_what_it_is_for(name: str) -> None:
+    """The reminder right before the player's message shows, for each kind the instructions
+    teach at that point (attack only in a fight, unless a ruleset teaches it outside), the
+    instructions' first tag of that kind and what it is for."""
+    game, state = loaded(name)
+    for now in (state, example_fight(game, state)):
+        if now is None:
+            continue
+        fighting = now.encounter is not None
+        reminder = reply_reminder(game, now)
+        taught = instructions(game, party=party_of(state), fighting=fighting)
+        lines = taught.splitlines()[taught.splitlines().index(
+            next(line for line in taught.splitlines() if line.startswith("- Only these"))) + 1:]
+        firsts = {}
+        for tag in tagparse.scan("\n".join(lines)).tags:
+            firsts.setdefault(tag.kind, tag.raw)
+        shown = [(t.kind, t.raw) for t in tagparse.scan(reminder).tags]
+        assert shown == [(k, v) for k, v in firsts.items() if k in KIND_USES]
+        for kind, _ in shown:
+            assert f"for {KIND_USES[kind]}" in reminder
+        assert ("attack" in dict(shown)) <= (fighting or "[attack:" in instructions(
+            game, party=party_of(state)))

@@ -89,14 +89,19 @@ FRAGMENTS = st.sampled_from([
 def test_any_text_in_any_pieces_gives_the_whole_texts_reading(
         parts: list[str], steps: list[int]) -> None:
     text = "".join(parts)
-    take, out, at = TakeOut(), "", 0
-    index = 0
+    assert fed_in_steps(TakeOut(), text, steps) == imitations(text).apply(text)
+
+
+def fed_in_steps(take: TakeOut, text: str, steps: list[int]) -> str:
+    """What ``take`` lets through of ``text`` fed to it in pieces of the ``steps``' lengths
+    (in turn, over and over), then finished."""
+    out, at, index = "", 0, 0
     while at < len(text):
         step = steps[index % len(steps)]
         index += 1
         out += take.feed(text[at:at + step])
         at += step
-    assert out + take.feed("", final=True) == imitations(text).apply(text)
+    return out + take.feed("", final=True)
 
 
 @settings(max_examples=300, deadline=None)

@@ -1,5 +1,6 @@
 """Skill checks and saves: ``[skill_check: ...]`` answered with the ruleset's own dice
-(spec/checks.md; modifiers from spec/items.md §7). One module per resolution kind."""
+(docs/rules/checks.md; modifiers from docs/rules/items.md#7-checks-outside-combat). One module per
+resolution kind."""
 
 from .pipeline import skill_check
 

@@ -1,4 +1,5 @@
-"""roll-against: roll at most (or at least) the sheet number (checks.md §5)."""
+"""roll-against: roll at most (or at least) the sheet number
+(docs/rules/checks.md#5-roll-against-rolling-at-most-or-at-least-the-sheet-number)."""
 
 from __future__ import annotations
 

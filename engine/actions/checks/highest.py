@@ -1,4 +1,5 @@
-"""dice-highest: roll a handful of dice and read the highest (checks.md §4)."""
+"""dice-highest: roll a handful of dice and read the highest
+(docs/rules/checks.md#4-dice-highest-rolling-dice-and-keeping-the-highest)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Outcome tiers: more than success or failure (checks.md §8)."""
+"""Outcome tiers: more than success or failure
+(docs/rules/checks.md#8-outcome-tiers-more-than-success-or-failure)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``[skill_check: ...]``: the common check pipeline (checks.md §1.1, CHK-GEN-A1..A8)."""
+"""``[skill_check: ...]``: the common check pipeline
+(docs/rules/checks.md#11-algorithm--the-common-pipeline, CHK-GEN-A1..A8)."""
 
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ def effective_resolution(res: Resolution, kind: CheckKind, ident: str,
 
 
 def _tier(res: Resolution, entry: Any) -> tuple[float, float, float]:
-    """CHK-GEN-9/10, DESIGN.md "Sheet model": (tier contribution, the skill's own bonus)."""
+    """CHK-GEN-9/10, docs/design.md#sheet-model: (tier contribution, the skill's own bonus)."""
     tiers = res.proficiency_tiers
     tier_id, bonus = (entry, 0.0) if isinstance(entry, str) else (None, 0.0)
     if isinstance(entry, dict):
@@ -255,7 +256,8 @@ def purchases(game: Game, res: Resolution, character: Character, view: SheetView
 @dataclass(frozen=True)
 class Checked:
     """One resolved check: whether it could be rolled (``reason`` when not), its sentence, its
-    record (DESIGN.md: success, rolls, total, dc, outcome, ...) and its success."""
+    record (docs/rules/checks.md#appendix-b-the-fields-of-a-checks-record: success, rolls, total,
+    dc, outcome, ...) and its success."""
 
     ok: bool
     text: str
@@ -268,12 +270,12 @@ def roll_check(game: Game, state: State, who: int, attrs: Mapping[str, str],
                ctx: TurnContext, purpose: str = "skill_check",
                written: str | None = None, added: int = 0) -> tuple[State, Checked]:
     """Roll one check for ``state.characters[who]`` (CHK-GEN-A1..A8): ``attrs`` are the tag
-    attributes in lower case (``skill=``/``save=``/``ability=``, ``dc=``, ``bonus=``, ...);
-    the dice come from ``ctx.stream(purpose, ...)``; ``written`` is a result the GM wrote
-    itself (``result="success"``), which the sentence says was not used. Returns the state
-    after any payment (the same object when nothing was paid) and the result; never raises
-    on bad input. ``added`` is a flat number the caller adds to the roll (an outcome fight's
-    weapon toHit, issue 25), as an effect's modifier is added."""
+    attributes in lower case (``skill=``/``save=``/``ability=``, ``dc=``, ``bonus=``, ...); the dice
+    come from ``ctx.stream(purpose, ...)``; ``written`` is a result the GM wrote itself
+    (``result="success"``), which the sentence says was not used. Returns the state after any
+    payment (the same object when nothing was paid) and the result; never raises on bad input.
+    ``added`` is a flat number the caller adds to the roll (an outcome fight's weapon toHit), as an
+    effect's modifier is added."""
     res = game.ruleset.resolution
     if res is None:
         return state, Checked(False, "This ruleset declares no resolution, so it has no checks.",
@@ -345,7 +347,7 @@ def roll_check(game: Game, state: State, who: int, attrs: Mapping[str, str],
         word = f"critical {word}"
     if written is None:
         text = f"{character.name}: {label} {rolled.shown}: {word}."
-    else:  # CHK-TAG-20: the engine rolls; the GM is told so, and what to narrate (issue 28)
+    else:  # CHK-TAG-20: the engine rolls; the GM is told so and what to narrate, not its verdict
         text = (f"{character.name}: {label}. You wrote {written}; the engine rolled "
                 f"{rolled.shown}: {word}. Narrate the {word[:1].lower()}{word[1:]}.")
     notices = list(rolled.notices) + bought.notices
@@ -408,7 +410,8 @@ def _symbols(game: Game, res: SymbolResolution, request: CheckRead, ctx: TurnCon
     return symbols.resolve(res, request, ctx.stream(purpose, "dice"), _separate_setback(game))
 
 
-# Each resolution kind's own algorithm (checks.md §2-§6), by the ruleset's ``kind``.
+# Each resolution kind's own algorithm (docs/rules/checks.md, a section each), by the ruleset's
+# ``kind``.
 RESOLVERS: dict[str, Resolver] = {"dice-sum": _sum, "dice-pool": _pool,
                                   "dice-highest": _highest, "roll-against": _against,
                                   "symbol-pool": _symbols}
@@ -459,8 +462,9 @@ def _number_attr(help: str) -> str | None:
 
 @request
 class SkillCheck(Request):
-    """A check with the ruleset's own dice (CHK-GEN-A1..A8); name it with skill=, save= or
-    ability= (checks.md Appendix A, items.md §7.5)."""
+    """A check with the ruleset's own dice (CHK-GEN-A1..A8); name it with skill=, save= or ability=
+    (docs/rules/checks.md#appendix-a-the-attributes-of-skill_check,
+    docs/rules/items.md#75-resolving-a-check)."""
 
     who: int = attr(WHO, "who rolls", shown="the player")
     skill: str | None = _check_attr("the skill checked, by id or label")
@@ -476,7 +480,7 @@ class SkillCheck(Request):
     explode: str | None = _number_attr("exploding dice, where the ruleset allows it")
     double: str | None = _number_attr("faces that count double, where allowed")
     reroll: str | None = _check_attr("faces rerolled, where allowed")
-    dark: str | None = _number_attr("dark dice (checks.md Appendix B)")
+    dark: str | None = _number_attr("dark dice of a dice-highest roll")
     setback: str | None = _number_attr("setback dice of a symbol pool")
     upgrade: str | None = _number_attr("dice upgraded (a symbol pool)")
     upgradeown: str | None = _number_attr("own dice upgraded (a symbol pool)")
@@ -523,8 +527,9 @@ CHECK_RECORD = {
 
 
 def _teach_check(game: Game, party: Party) -> list[str]:
-    """How to ask for a check: an example on the ruleset's first skill (not one only a fight
-    rolls) with a sensible difficulty, then its skills and saves (checks.md Appendix A)."""
+    """How to ask for a check: an example on the ruleset's first skill (not one only a fight rolls)
+    with a sensible difficulty, then its skills and saves
+    (docs/rules/checks.md#appendix-a-the-attributes-of-skill_check)."""
     sheet = game.ruleset.sheet
     fight_only = combat_only(game)
     skills = [s.label for s in sheet.skills if s.id.casefold() not in fight_only]
@@ -595,8 +600,8 @@ def skill_check(game: Game, state: State, request: SkillCheck,
         return state, refused(tag, reasons.COMBAT_ONLY,
                               f'"{skill[:40]}" is rolled only in a fight (by [attack:] or '
                               "initiative), never as a check; nothing was rolled.", notes=notes)
-    # The results a GM wrote are no attributes of the request (the engine ignores them), but
-    # the answer names the first one (issue 28).
+    # The results a GM wrote are no attributes of the request (the engine ignores them), but the
+    # answer names the first one, so the GM sees its verdict was not used.
     new_state, checked = roll_check(game, state, request.who, attrs, ctx,
                                     written=_written(dict(tag.attrs)))
     if not checked.ok and checked.reason is not None:
@@ -604,8 +609,8 @@ def skill_check(game: Game, state: State, request: SkillCheck,
     return new_state, accepted(tag, checked.text, checked.record, notes)
 
 
-# What a GM writes as the result of a check it asks for, the verdict before the dice: never
-# used (CHK-TAG-20), but named in the answer (issue 28).
+# What a GM writes as the result of a check it asks for, the verdict before the dice: never used
+# (CHK-TAG-20), but named in the answer.
 _WRITTEN_RESULTS = ("result", "outcome", "success", "critical", "dc_met", "rolls", "roll",
                     "total", "net", "successes")
 _MODES = ("advantage", "disadvantage")
@@ -618,9 +623,9 @@ def _written(attrs: Mapping[str, str]) -> str | None:
 
 
 def _as_meant(attrs: dict[str, str]) -> tuple[str, ...]:
-    """Read ``mode=`` as the GM meant it (issue 28), in place; the notes say what was read
-    so: ``mode="with advantage"`` is ``advantage``; a mode that is neither advantage nor
-    disadvantage is dropped. (A labelled ``dc=`` is read by its reader.)"""
+    """Read ``mode=`` as the GM meant it, in place; the notes say what was read so:
+    ``mode="with advantage"`` is ``advantage``; a mode that is neither advantage nor disadvantage
+    is dropped. (A labelled ``dc=`` is read by its reader.)"""
     notes: list[str] = []
     mode = attrs.get("mode")
     if mode is not None:

@@ -1,4 +1,5 @@
-"""dice-pool: roll a pool of dice and count successes (checks.md §3)."""
+"""dice-pool: roll a pool of dice and count successes
+(docs/rules/checks.md#3-dice-pool-rolling-dice-and-counting-successes)."""
 
 from __future__ import annotations
 

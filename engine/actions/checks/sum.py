@@ -1,4 +1,5 @@
-"""dice-sum: roll the dice, add the sheet number, reach the difficulty (checks.md §2)."""
+"""dice-sum: roll the dice, add the sheet number, reach the difficulty
+(docs/rules/checks.md#2-dice-sum-adding-dice)."""
 
 from __future__ import annotations
 

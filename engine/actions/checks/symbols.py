@@ -1,4 +1,5 @@
-"""symbol-pool: narrative dice whose faces carry symbols that count and cancel (checks.md §6)."""
+"""symbol-pool: narrative dice whose faces carry symbols that count and cancel
+(docs/rules/checks.md#6-symbol-pool-rolling-narrative-dice-and-reading-symbols)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """``[attack: use="<entry>" target="A, B"]``: a hero's sheet ability or spell in a formula fight
-(spec/combat.md A.11: CMB-ABIL-1..3, 6; A.9: CMB-SUS-1..3, 7; CMB-TURN-17; DESIGN.md "Combat"
-→ "Forms for the rest of Part A").
+(docs/rules/combat.md#a11-abilities-against-foes-and-the-bestiary: CMB-ABIL-1..3, 6;
+docs/rules/combat.md#a9-sustained-abilities-concentration: CMB-SUS-1..3, 7; CMB-TURN-17;
+docs/design.md#combat-forms).
 
 The ability is a catalog entry the hero chose whose ``mechanics`` has fight keys
 (:mod:`engine.ruleset.abilities`). Aimed at foes it replaces the first attack of the turn
@@ -236,7 +237,7 @@ def _attack_spell(game: Game, state: State, encounter: Encounter, chosen: Chosen
         defence = foe.defence or 0
         edge = attack_edge(game, names_of(state, encounter, me),
                            names_of(state, encounter, index), distance)
-        # issue 25: the fight's own attack (a total, successes, roll-against, symbols)
+        # the fight's own attack (a total, successes, roll-against, symbols)
         rolled, result = kind_attack(game, view, caster.name, modifier, defence, ctx,
                                      f"{key}/{number}/attack", edge.lean)
         if result == "hit" and edge.critical:  # CMB-COND-2
@@ -369,7 +370,7 @@ def _teach(game: Game, party: Party) -> list[str]:
 
 
 CAST_RECORD = {
-    **OUTCOME_USE_RECORD,  # issue 25: an ability's use in an outcome fight (CMB-OUTC-1..3)
+    **OUTCOME_USE_RECORD,  # an ability's use in an outcome fight (CMB-OUTC-1..3)
     "round": "the encounter's round", "slot": "the use's place (1-based) in the round's "
     "order among the reply's attacks", "attacker": "who used it", "use": "the entry's label",
     "ref": "the entry's reference", "budget": "the turn action it spent (none: free)",
@@ -446,7 +447,7 @@ def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[Sta
             reasons.REACTION_ONLY, f"{label} is a reaction: it is used by itself when its "
             "moment comes (a standing order in the party file), never as one of the turn's "
             "actions; nothing was done."))
-    if ability.for_allies:  # issue 25: a heal or a buff, aimed at heroes of the fight
+    if ability.for_allies:  # a heal or a buff, aimed at heroes of the fight
         targets = ally_targets(state, encounter, me, request.target, ability.target_count,
                                chosen.entry.label, ability.targets == "self")
     else:
@@ -538,7 +539,7 @@ def cast(game: Game, state: State, request: Cast, ctx: TurnContext) -> tuple[Sta
     if felled:
         text += f" {', '.join(felled)} {'is' if len(felled) == 1 else 'are'} felled."
         if not any(c.side == "foes" and c.hp for c in encounter.combatants):
-            events.append("end:victory")  # DESIGN.md: the last foe falls, the fight ends
+            events.append("end:victory")  # docs/design.md#rounds-and-order: the last foe falls
             text += " The fight is won."
             state, spoils, said = felled_loot(game, state, encounter, ctx)
             if spoils:

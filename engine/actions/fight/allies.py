@@ -1,7 +1,7 @@
-"""A hero's ability aimed at heroes of the fight (issue 25, the ally-targeted abilities of
-spec/combat.md A.11 and spec/items.md §11; ITM-OUT-3/6's heal and buff): an entry whose
-``mechanics`` say ``targets: "ally"`` (the user too) or ``"self"`` (the user alone), used with
-``[attack: who="Ada" use="Cure Wounds" target="Brannoc"]``.
+"""A hero's ability aimed at heroes of the fight (the ally-targeted abilities of
+docs/rules/combat.md#a11-abilities-against-foes-and-the-bestiary; ITM-OUT-3/6's heal and buff): an
+entry whose ``mechanics`` say ``targets: "ally"`` (the user too) or ``"self"`` (the user alone),
+used with ``[attack: who="Ada" use="Cure Wounds" target="Brannoc"]``.
 
 Nothing is rolled against an ally: the ``amount`` is rolled once and heals each target (never
 above its most; a dead hero, CMB-HP0-3, is not raised), and each condition it ``applies`` lands

@@ -1,4 +1,6 @@
-"""What a hero's weapon adds to its ``[attack:]`` beyond its numbers (spec/items.md §10–§11):
+"""What a hero's weapon adds to its ``[attack:]`` beyond its numbers
+(docs/rules/items.md#10-ammunition-and-reloading,
+docs/rules/items.md#11-modes-a-second-weapon-a-floor-and-conditions-on-a-hit):
 the mode it is made in (``mode=``), the ammunition or loaded count it shoots, the off-hand
 strike, the floor its damage is raised to, the further amounts (``plus``) dealt on a hit, the
 conditions it puts on what it hits (``onHit``), and the ammunition picked up after a won
@@ -52,9 +54,9 @@ PLAIN = Arming()
 
 
 def mode_of(armed: Armed | None, named: str) -> Mode | Refusal | None:
-    """ITM-MODE-2, DESIGN.md: ``mode=`` one of the weapon's modes, by id or label (any case);
-    None without it (the weapon's default way). A name the weapon has no mode of, or a mode
-    for an unarmed strike, is refused ``unknown-mode``."""
+    """ITM-MODE-2, docs/design.md#combat-forms: ``mode=`` one of the weapon's modes, by id or label
+    (any case); None without it (the weapon's default way). A name the weapon has no mode of, or a
+    mode for an unarmed strike, is refused ``unknown-mode``."""
     wanted = named.strip().casefold()
     if not wanted:
         return None
@@ -70,9 +72,9 @@ def mode_of(armed: Armed | None, named: str) -> Mode | Refusal | None:
 
 def is_off_hand(game: Game, state: State, who: int, striker: Combatant, armed: Armed | None,
                 budget: str) -> bool:
-    """ITM-OFF-1..3, DESIGN.md: the attack is the off-hand strike when it spends the combat
-    block's ``offHand`` budget with a weapon marked ``offHand``, and its wearer struck this
-    round with another weapon so marked."""
+    """ITM-OFF-1..3, docs/design.md#combat-forms: the attack is the off-hand strike when it spends
+    the combat block's ``offHand`` budget with a weapon marked ``offHand``, and its wearer struck
+    this round with another weapon so marked."""
     rule = game.ruleset.combat.off_hand if game.ruleset.combat is not None else None
     if rule is None or armed is None or not armed[2].off_hand or budget != rule.budget:
         return False

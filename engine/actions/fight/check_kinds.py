@@ -1,4 +1,4 @@
-"""Issue 25: the attack of the resolution kinds that are not a dice sum — roll-against fights
+"""The attack of the resolution kinds that are not a dice sum — roll-against fights
 (engine/rules/fight/against.py) and symbol-pool fights (engine/rules/fight/symbols.py,
 CHK-SYM-35). :func:`attack_roll` is what ``roll_attack`` (engine/actions/fight/formula.py)
 asks first; None leaves the attack to formula combat. Everything else of a fight — the
@@ -51,8 +51,8 @@ def attack_roll(game: Game, view: SheetView, name: str, modifier: int, defence: 
     """The attack of ``name``'s strike number ``strikes`` this round in a roll-against or a
     symbol-pool fight, as ``roll_attack`` returns it (the roll, hit/miss/critical, the dice
     key); None in every other fight. ``modifier``: a hero's weapon toHit, a foe's template
-    attack; ``view`` has no character for a foe. The dice key is formula combat's (DESIGN.md
-    "Dice"), so a swipe rolls the same."""
+    attack; ``view`` has no character for a foe. The dice key is formula combat's
+    (docs/design.md#combat-dice), so a swipe rolls the same."""
     built = attack_read(game, view, name, modifier, defence, lean)
     if built is None:
         return None

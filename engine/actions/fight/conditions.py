@@ -1,5 +1,6 @@
 """``[combat: op="condition"]`` and the end of a round: conditions in a formula fight
-(DESIGN.md "Combat"; spec/combat.md A.6: CMB-COND-1..6, CMB-TYPE-2; spec/items.md ITM-DEF-3).
+(docs/design.md#formula-combat; CMB-COND-1..6, CMB-TYPE-2 of
+docs/rules/combat.md#a6-modifiers-attack-types-and-combatants-who-cannot-act; ITM-DEF-3).
 
 The story applies a condition to any combatant, hero or foe, for some rounds or until it is
 saved against or removed; what conditions do to an attack is read in the attack itself
@@ -168,7 +169,7 @@ def condition(game: Game, state: State, request: Afflict,
               ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="condition" who= add= remove= rounds= save= dc=]``: a combatant gains or
     loses a condition (CMB-COND-1..6; ITM-DEF-3)."""
-    encounter = encounter_on(game, state, BY_TURNS)  # issue 25: outcome fights too
+    encounter = encounter_on(game, state, BY_TURNS)  # outcome fights too
     if isinstance(encounter, Refusal):
         return state, refused(request.tag, encounter.reason, encounter.text)
     index = encounter.find(request.who or state.player)
@@ -314,11 +315,11 @@ def _settle(game: Game, state: State, encounter: Encounter,
 
 def end_of_round(game: Game, before: State, state: State, answers: list[Answer],
                  ctx: TurnContext, in_round: InRound) -> tuple[State, list[Answer]]:
-    """After the tags of a reply that was a round (DESIGN.md "Rounds"), every combatant's
-    conditions count down and are saved against (CMB-COND-3..6); what happened is told at the
-    end of the round's last answered ``[attack:]`` in text order (record ``roundEnd``, text
-    ``End of round: …``). A reply that was no round, or a fight that ended in it, changes
-    nothing here."""
+    """After the tags of a reply that was a round (docs/design.md#rounds-and-order), every
+    combatant's conditions count down and are saved against (CMB-COND-3..6); what happened is told
+    at the end of the round's last answered ``[attack:]`` in text order (record ``roundEnd``, text
+    ``End of round: …``). A reply that was no round, or a fight that ended in it, changes nothing
+    here."""
     encounter = state.encounter
     if encounter is None or encounter.turn != ctx.turn_key:
         return state, answers

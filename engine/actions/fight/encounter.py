@@ -20,15 +20,15 @@ from ...ruleset.fight import Combat
 from ...ruleset.ruleset import SYMBOLS
 from ..answers import Answer, accepted, refused
 from ..declare import Refusal, Request
-from . import check_kinds as other_kinds  # issue 25: roll-against and symbol-pool fights
+from . import check_kinds as other_kinds  # roll-against and symbol-pool fights
 
 RANGES = ("near", "far")
 UNARMED = "unarmed"
 
 FORMULA = ("formula",)
 BY_TURNS = ("formula", "outcome")
-"""The kinds of combat whose start, join, condition and end are formula combat's (issue 25:
-an outcome fight's foes join, are afflicted and leave the same way)."""
+"""The kinds of combat whose start, join, condition and end are formula combat's (an
+outcome fight's foes join, are afflicted and leave the same way)."""
 
 MAX_TARGETS = 12
 """The most names a ``target=`` list is read for; one more is kept, so that a list naming too
@@ -53,7 +53,7 @@ def fighting(game: Game, kinds: tuple[str, ...] = FORMULA) -> Refusal | None:
                        "nothing was done.")
     armed_symbols = game.fight.kind == SYMBOLS and game.fight.armed
     if kind not in kinds and not ("formula" in kinds and armed_symbols):
-        # issue 25: a symbol-pool ruleset with combat.attack fights as formula combat does
+        # a symbol-pool ruleset with combat.attack fights as formula combat does
         return (other_kinds.no_attack(game) if "formula" in kinds else None) or Refusal(
             reasons.UNSUPPORTED, f"This ruleset fights with {kind} combat, which does not "
             "answer this tag; nothing was done.")
@@ -112,8 +112,8 @@ def target_of(game: Game, state: State, encounter: Encounter, attacker: Combatan
 
 def weapon_of(game: Game, state: State, who: int,
             named: str | None) -> tuple[Stack, Item, Attack] | Refusal | None:
-    """DESIGN.md: ``with=`` a worn weapon the attacker has (``unarmed`` or none: unarmed);
-    without it the first worn weapon, else unarmed (None)."""
+    """docs/design.md#combat-tags: ``with=`` a worn weapon the attacker has (``unarmed`` or none:
+    unarmed); without it the first worn weapon, else unarmed (None)."""
     bag = state.characters[who].bag
     wanted = (named or "").strip().casefold()
     if not wanted:
@@ -135,8 +135,8 @@ def weapon_of(game: Game, state: State, who: int,
 
 
 def turn_action(game: Game, named: str, default: str | None) -> str | Refusal:
-    """DESIGN.md: the turn action ``action=`` names (by id or name, any case; one that is
-    none is refused ``unknown-budget``), else ``default`` (a weapon's budget, an ability's
+    """docs/design.md#combat-tags: the turn action ``action=`` names (by id or name, any case; one
+    that is none is refused ``unknown-budget``), else ``default`` (a weapon's budget, an ability's
     ``uses``), else the first action that allows attacks."""
     actions = combat_of(game).turn_actions
     wanted = named.strip().casefold()
@@ -155,26 +155,26 @@ def turn_action(game: Game, named: str, default: str | None) -> str | Refusal:
 
 
 def budget_of(game: Game, named: str, attack: Attack | None) -> str | Refusal:
-    """DESIGN.md: ``action=`` a turn action, else the weapon's budget, else the first action
-    that allows attacks."""
+    """docs/design.md#combat-tags: ``action=`` a turn action, else the weapon's budget, else the
+    first action that allows attacks."""
     return turn_action(game, named, attack.budget if attack is not None else None)
 
 
 def round_of(encounter: Encounter, ctx: TurnContext) -> Encounter:
-    """DESIGN.md "Rounds": a reply with an answered attack is one round of the encounter; a
-    new round gives every combatant its whole budget again."""
+    """docs/design.md#rounds-and-order: a reply with an answered attack is one round of the
+    encounter; a new round gives every combatant its whole budget again."""
     if encounter.turn == ctx.turn_key:
         return encounter
     fresh = tuple(c.model_copy(update={"spent": (), "wielded": (), "granted": ()})
                   if c.spent or c.granted else c for c in encounter.combatants)
-    if encounter.round:  # issue 25: the spending style's numbers rise each round after the first
+    if encounter.round:  # the spending style's numbers rise each round after the first
         fresh = tuple(risen(c) for c in fresh)
     return encounter.model_copy(update={"round": encounter.round + 1, "turn": ctx.turn_key,
                                         "combatants": fresh})
 
 
 def foe_no_time(foe: Combatant) -> Refusal | None:
-    """DESIGN.md, CMB-TURN-12: a foe makes one attack a round, or its template's
+    """docs/design.md#formula-combat, CMB-TURN-12: a foe makes one attack a round, or its template's
     ``combat.attacks`` (fixed when it joined); one past that is NO TIME."""
     allowed = 1 if foe.attacks is None else foe.attacks
     if len(foe.spent) < allowed:
@@ -185,7 +185,7 @@ def foe_no_time(foe: Combatant) -> Refusal | None:
 
 def cannot_act(game: Game, state: State, encounter: Encounter, index: int) -> Refusal | None:
     """CMB-TYPE-2: a combatant (hero or foe) under a condition with ``noActions`` makes no
-    attack (issue 24: a hero's conditions are on its sheet, a foe's in the fight)."""
+    attack (a hero's conditions are on its sheet, a foe's in the fight)."""
     stopping = held_back(game, names_of(state, encounter, index))
     if not stopping:
         return None

@@ -1,5 +1,5 @@
 """A strike's last steps when its target is a foe (CMB-CARD-1): the damage event, the foe
-felled, and the last foe felled ending the fight in victory (DESIGN.md "Rounds and order";
+felled, and the last foe felled ending the fight in victory (docs/design.md#rounds-and-order;
 ITM-LOOT-12: the felled drop). One piece for the strikes of every combat kind that ends so."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""A foe's own abilities in a formula fight, and its regeneration (spec/combat.md A.11:
-CMB-ABIL-4/5/7/8; the keys are :mod:`engine.ruleset.foe_abilities`).
+"""A foe's own abilities in a formula fight, and its regeneration (CMB-ABIL-4/5/7/8 of
+docs/rules/combat.md#a11-abilities-against-foes-and-the-bestiary; the keys are
+:mod:`engine.ruleset.foe_abilities`).
 
 ``[attack: who="Goblin 1" use="<ability>" target="Ada, Bo"]``: one of the foe's template
 abilities, used in place of one of its attacks this round (it spends one, CMB-TURN-12). An
@@ -259,7 +260,8 @@ def foe_cast(game: Game, state: State, encounter: Encounter, me: int, tag: Tag, 
         if distance:
             notes.append(f'range="{range_[:20]}" is not near or far: near was used')
         distance = "near"
-    # DESIGN.md "Dice": keyed by the round's reply, the foe and its strike number this round
+    # docs/design.md#combat-dice: keyed by the round's reply, the foe and its strike number this
+    # round
     key = f"attack/{foe.name.casefold()}/{len(foe.spent)}/{use.id}"
     record: dict[str, Any] = {"round": encounter.round, "attacker": foe.name, "use": use.label,
                               "ability": use.id}

@@ -1,11 +1,19 @@
-"""``[combat:]`` and ``[attack:]``: formula combat's round (DESIGN.md "Combat"; spec/combat.md
-A.2, A.3, A.5, A.10, A.12..A.14). A fight begins, foes join from the ruleset's templates with
-their numbers fixed, initiative is rolled once per combatant; a hero attacks a foe with the
-ruleset's attack check, the weapon's numbers and the foe's defence, and a foe attacks a hero
-with the same check, its template's attack and damage, against the hero's defence. A hero at 0
-hit points is down; the last foe felled wins the fight (and the felled foes' loot drops), the
-last hero down loses it. The reply's attacks are applied in initiative order (engine/actions/
-reply.py). Conditions, reactions and the rest of Part A are not answered yet."""
+"""``[combat:]`` and ``[attack:]``: formula combat's round (docs/design.md#formula-combat;
+docs/rules/combat.md#part-a--fights-under-a-ruleset, A.2, A.3, A.5, A.10, A.12..A.14). A fight
+begins, foes join from the ruleset's templates with their numbers fixed, initiative is rolled once
+per combatant; a hero attacks a foe with the ruleset's attack check, the weapon's numbers and the
+foe's defence, and a foe attacks a hero with the same check, its template's attack and damage,
+against the hero's defence. A hero at 0 hit points is down; the last foe felled wins the fight (and
+the felled foes' loot drops), the last hero down loses it. The reply's attacks are applied in
+initiative order (engine/actions/reply.py).
+
+The rest of Part A is answered here too, or handed on: both sides' conditions give each attack its
+edge before the dice (CMB-COND-1..6); a struck hero's standing reaction fires before the hit is
+confirmed, and a sustaining hero saves against the damage it takes (:mod:`.react`); a reaction
+earlier in the round still adds its defence (CMB-REACT-7); a ``dice-pool`` ruleset's strikes count
+successes (:mod:`.pool`), a ``roll-against`` or ``symbol-pool`` ruleset rolls its own attack and
+initiative (:mod:`.check_kinds`). ``op="condition"`` and the end of a round are in
+:mod:`.conditions`, abilities, items used and outcome fights in their own modules."""
 
 from __future__ import annotations
 
@@ -53,7 +61,7 @@ from ..answers import Answer, accepted, refused
 from ..checks.pipeline import effective_resolution, resolve_request, roll_check
 from ..declare import Refusal
 from ..examples import END_LINE, FOE, FOE_COUNT, FOE_NAMES, Party, example, join_line
-from . import check_kinds as other_kinds  # issue 25: roll-against and symbol-pool fights
+from . import check_kinds as other_kinds  # roll-against and symbol-pool fights
 from .arms import (
     OFF_HAND,
     PLAIN,
@@ -90,7 +98,7 @@ from .encounter import (
 from .felled import fell, struck_events
 from .hp0 import downed, lost_if_none_stand
 from .pool import Aim, FoeAim, pool_foe, pool_foe_attack, pool_hero, pool_strike
-from .react import react_to_hit, sustain_after_damage  # issue 25: reactions, sustain
+from .react import react_to_hit, sustain_after_damage  # reactions, sustain
 from .requests import OUTCOMES, End, FormulaStrike, Join, Start, Strike
 from .strikes import Damage, FoeStrike, HeroStrike, foe_record, foe_text, hero_record, hero_text
 from .use_teach import teach_use_in_fight
@@ -115,7 +123,7 @@ def _initiative(game: Game, state: State, ctx: TurnContext, name: str,
         _, checked = roll_check(game, state, hero, {"skill": initiative.check, "dc": "0"},
                                 ctx, purpose)
         return (other_kinds.initiative(game, checked.record.get("total"), checked.record.get("dc")),
-                list(checked.record.get("rolls", [])))  # issue 25: roll-against reads the margin
+                list(checked.record.get("rolls", [])))  # roll-against reads the margin
     view = SheetView(game, None, state)
     effective, _ = effective_resolution(res, "skill", initiative.check, view)
     read = CheckRead(who=name, kind="skill", ident=initiative.check, label="Initiative",
@@ -161,7 +169,7 @@ def _heroes(game: Game, state: State, ctx: TurnContext, joined: int,
     for offset, index in enumerate(indexes):
         name = state.characters[index].name
         rolled, rolls[name] = _initiative(game, state, ctx, name, index, 0)
-        found.append(pool_hero(game, state, index, Combatant(  # issue 25: ITM-HARD-1/4
+        found.append(pool_hero(game, state, index, Combatant(  # ITM-HARD-1/4
             name=name, side="party", initiative=rolled, joined=joined + offset)))
     return found
 
@@ -169,8 +177,8 @@ def _heroes(game: Game, state: State, ctx: TurnContext, joined: int,
 def _foes(game: Game, state: State, ctx: TurnContext, encounter: Encounter | None,
           template: Template, foe: str, tier: int, count: int, rolls: Rolls,
           turns: Turns) -> list[Combatant]:
-    """``count`` foes of ``template`` at ``tier``, named and numbered (DESIGN.md), each with
-    its numbers and initiative fixed now (CMB-TPL-8)."""
+    """``count`` foes of ``template`` at ``tier``, named and numbered
+    (docs/design.md#combat-tags), each with its numbers and initiative fixed now (CMB-TPL-8)."""
     joined = next_joined(encounter)
     found = []
     for offset, name in enumerate(foe_names(encounter, foe, count)):
@@ -217,8 +225,8 @@ def _no_templates(game: Game) -> Refusal | None:
 
 
 def teach_start(game: Game, party: Party) -> list[str]:
-    """DESIGN.md "Prompt": out of a fight the GM learns only how to start one; the lines of a
-    fight come with the COMBAT block while one is on (:func:`teach_fight`)."""
+    """docs/design.md#combat-prompt: out of a fight the GM learns only how to start one; the lines
+    of a fight come with the COMBAT block while one is on (:func:`teach_fight`)."""
     if fighting(game, BY_TURNS) is not None or not combat_of(game).templates:
         return []
     roles = [t.role for t in combat_of(game).templates]
@@ -229,8 +237,8 @@ def teach_start(game: Game, party: Party) -> list[str]:
 
 
 def teach_fight(game: Game, party: Party) -> list[str]:
-    """DESIGN.md "Prompt": the GM's combat lines, shown under the COMBAT block while a fight
-    is on — attacks both ways, who joins, the end; the engine rolls everything. (Conditions
+    """docs/design.md#combat-prompt: the GM's combat lines, shown under the COMBAT block while a
+    fight is on — attacks both ways, who joins, the end; the engine rolls everything. (Conditions
     are taught with the instructions, which a fight keeps.)"""
     if fighting(game) is not None:
         return []
@@ -247,7 +255,7 @@ def teach_fight(game: Game, party: Party) -> list[str]:
     if combat.templates:
         lines.append(join_line([t.role for t in combat.templates])
                      + "; a hero not yet in the fight joins with foe= the hero's name.")
-    lines += teach_use_in_fight(game, party)  # issue 25: items used in a fight (§13)
+    lines += teach_use_in_fight(game, party)  # items used in a fight (ITM-USE)
     lines.append(END_LINE)
     return lines
 
@@ -485,11 +493,11 @@ def roll_attack(game: Game, view: SheetView, name: str, modifier: int, defence: 
     ``modifier`` added to the dice of ``combat.attack.check`` (its naturals too), against
     ``defence``. Returns the roll, the result (hit, miss, critical) and the strike's dice key.
 
-    DESIGN.md "Dice": each strike is keyed by the round's reply, the attacker and its strike
-    number this round, never by the tag's place in the reply, so a swipe that rewords or
+    docs/design.md#combat-dice: each strike is keyed by the round's reply, the attacker and its
+    strike number this round, never by the tag's place in the reply, so a swipe that rewords or
     reorders the reply cannot fish for rolls."""
     other = other_kinds.attack_roll(game, view, name, modifier, defence, strikes, ctx, lean)
-    if other is not None:  # issue 25: roll-against and symbol-pool attacks
+    if other is not None:  # roll-against and symbol-pool attacks
         return other
     rule = combat_of(game).attack
     res = game.ruleset.resolution
@@ -553,9 +561,9 @@ def hero_strike(game: Game, state: State, encounter: Encounter, request: Formula
     defence = foe.defence or 0
     view = SheetView(game, hero, state)
     notes: list[str] = []
-    # CMB-ATK-A3: the attack check's skill gives the dice and the naturals; the weapon's toHit
-    # is the number added, never also the skill's own ability (DESIGN.md). The weapon's numbers
-    # are read once, before the dice: nothing in them is rolled.
+    # CMB-ATK-A3: the attack check's skill gives the dice and the naturals; the weapon's toHit is
+    # the number added, never also the skill's own ability (docs/design.md#formula-combat). The
+    # weapon's numbers are read once, before the dice: nothing in them is rolled.
     weapon = numbers(game, view, armed[1], armed[2]) if armed is not None else None
     modifier = weapon.to_hit if weapon is not None else 0
     modifier += mode_to_hit(arming)  # ITM-MODE-4
@@ -576,7 +584,7 @@ def hero_strike(game: Game, state: State, encounter: Encounter, request: Formula
     # CMB-ATK-A1, CMB-MOD-1: the conditions of both sides, read before the dice
     edge = attack_edge(game, names_of(state, encounter, me), names_of(state, encounter, target),
                        distance)
-    if game.fight.hit == POOL:  # issue 25: a dice-pool fight counts successes (fight_pool.py)
+    if game.fight.hit == POOL:  # a dice-pool fight counts successes (pool.py)
         return pool_strike(game, state, encounter, request.tag, ctx, Aim(
             who, me, target, armed, budget, arming, distance, edge, weapon, modifier, notes), won)
     rolled, result, strike_key = roll_attack(game, view, hero.name, modifier, defence,
@@ -634,7 +642,7 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Formula
     if late is not None:
         return refuse(state, request.tag, late)
     name = state.characters[hero].name
-    # CMB-REACT-7: a reaction earlier this round still adds its defence (issue 25)
+    # CMB-REACT-7: a reaction earlier this round still adds its defence
     defence = hero_defence(game, state, hero) + guard_of(encounter.combatants[target],
                                                          encounter.round)
     modifier = foe.attack or 0
@@ -647,14 +655,14 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Formula
     # CMB-MOD-1: the conditions of both sides, read before the dice, as for a hero's strike
     edge = attack_edge(game, names_of(state, encounter, me), names_of(state, encounter, target),
                        distance)
-    if game.fight.hit == POOL:  # issue 25: a dice-pool fight counts successes (fight_pool.py)
+    if game.fight.hit == POOL:  # a dice-pool fight counts successes (pool.py)
         return pool_foe_attack(game, state, encounter, request.tag, ctx, FoeAim(
             me, target, hero, health, defence, distance, edge, notes))
     rolled, result, strike_key = roll_attack(game, SheetView(game, None, state), foe.name,
                                              modifier, defence, len(foe.spent), ctx, edge.lean)
     if result == "hit" and edge.critical:  # CMB-COND-2
         result = "critical"
-    # issue 25, CMB-REACT-1..7: the hero's standing reaction, before the hit is confirmed
+    # CMB-REACT-1..7: the hero's standing reaction, before the hit is confirmed
     reacted = react_to_hit(game, state, encounter, target, rolled, defence, result, ctx)
     if reacted is not None:
         state, encounter, defence, result, rolled = (reacted.state, reacted.encounter,
@@ -678,7 +686,7 @@ def _foe_attack(game: Game, state: State, encounter: Encounter, request: Formula
         after, edge.affected_by, other_kinds.recorded(game, rolled),
         (reacted.record, reacted.text) if reacted is not None else None, damage)
     record, text = foe_record(blow), foe_text(blow)
-    # issue 25, CMB-SUS-4..7: the damage makes a sustaining hero save, or downs it
+    # CMB-SUS-4..7: the damage makes a sustaining hero save, or downs it
     sustained = sustain_after_damage(game, state.model_copy(update={"encounter": encounter}),
                                      target, record["damage"], not after.hp, ctx, strike_key)
     if sustained.record:

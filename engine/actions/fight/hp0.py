@@ -1,4 +1,5 @@
-"""A hero dropped to 0 hit points in a fight (spec/combat.md A.12: CMB-HP0-1..4, CMB-CARD-1):
+"""A hero dropped to 0 hit points in a fight (CMB-HP0-1..4, CMB-CARD-1 of
+docs/rules/combat.md#a12-rule-cards-0-hit-points-and-who-wins):
 the ``down:<hero>`` event, and what 0 means for it by its conditions and the world's death
 rule (:mod:`engine.rules.zero_hp`) — ``dead:<hero>`` or ``stable:<hero>`` after it, the record's
 ``zeroHp`` and the words. Every strike that can drop a hero calls :func:`downed`."""
@@ -28,7 +29,7 @@ def downed(game: Game, state: State, hero: int, events: list[str],
 
 def lost_if_none_stand(game: Game, state: State, encounter: Encounter,
                        events: list[str]) -> tuple[State, str]:
-    """DESIGN.md "Rounds and order": when no hero of ``encounter`` stands any longer, the
+    """docs/design.md#rounds-and-order: when no hero of ``encounter`` stands any longer, the
     fight ends in defeat (``end:defeat`` in ``events``, the fight over). Returns the state and
     the words to add."""
     if any(c.side == "party" and standing(game, state, c) for c in encounter.combatants):

@@ -1,4 +1,4 @@
-"""Issue 25: one place that knows each combat kind's hit rule, for what is not a weapon strike —
+"""One place that knows each combat kind's hit rule, for what is not a weapon strike —
 an attack roll of a sheet ability or of an item used in a fight (CMB-ABIL-2, ITM-USE-7/8) and
 a hit judged again after a reaction raised the defence (CMB-REACT-5, the Shield example).
 

@@ -1,5 +1,6 @@
-"""A foe leaving the heroes' reach, and the reactions it sets off (spec/combat.md A.8:
-CMB-REACT-1..6, OQ-CMB-11's ``leave`` trigger; spec/items.md ITM-MODE-9, ITM-OFF-6).
+"""A foe leaving the heroes' reach, and the reactions it sets off
+(docs/rules/combat.md#a8-reactions: CMB-REACT-1..6, OQ-CMB-11's ``leave`` trigger; ITM-MODE-9,
+ITM-OFF-6).
 
 Where the foes stand belongs to the story (CMB-GRID-4), so nothing in an ``[attack:]`` says a
 foe moved away; the GM says so: ``[combat: op="leave" who="Goblin 1"]`` (``how="disengage"``

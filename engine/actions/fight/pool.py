@@ -1,10 +1,11 @@
-"""Pool fights (issue 25): an ``[attack:]`` in a ``dice-pool`` ruleset rolls the attack check's
-pool and counts successes against the defence (spec/items.md §9 ITM-WPN-11/13, §11
-ITM-MODE-4/5, ITM-FLOOR-2/3, §12 ITM-ARM-3, §12.3 ITM-HARD-1..4; the arithmetic and the
-readings are in :mod:`engine.rules.fight_pool`). :func:`engine.actions.fight._strike` and
-``_foe_attack`` hand a pool fight's strike here once the attacker, target, weapon, budget,
-range and conditions are settled, so everything before the dice is the same as in a sum
-fight."""
+"""Pool fights: an ``[attack:]`` in a ``dice-pool`` ruleset rolls the attack check's pool and counts
+successes against the defence (ITM-WPN-11/13 of docs/rules/items.md#9-weapons-in-combat,
+ITM-MODE-4/5, ITM-FLOOR-2/3 of
+docs/rules/items.md#11-modes-a-second-weapon-a-floor-and-conditions-on-a-hit, ITM-ARM-3,
+ITM-HARD-1..4 of docs/rules/items.md#12-armour-and-worn-effects-in-combat; the arithmetic and the
+readings are in :mod:`engine.rules.fight.pool`). :func:`engine.actions.fight.formula.hero_strike`
+and ``_foe_attack`` hand a pool fight's strike here once the attacker, target, weapon, budget, range
+and conditions are settled, so everything before the dice is the same as in a sum fight."""
 
 from __future__ import annotations
 
@@ -154,7 +155,7 @@ def roll_pool(game: Game, view: SheetView, name: str, dice: int, target: int, de
               strikes: int, ctx: TurnContext, lean: int = 0) -> tuple[Rolled, str, str]:
     """CMB-ATK-A3/A4 for pools: ``dice`` dice of the attack check (its pool's rules count the
     successes) at ``target``, against ``defence`` successes. The strike's dice key is the
-    one a sum fight uses (DESIGN.md "Dice"), so a swipe rolls the same."""
+    one a sum fight uses (docs/design.md#combat-dice), so a swipe rolls the same."""
     rule = game.ruleset.combat.attack if game.ruleset.combat is not None else None
     assert rule is not None
     effective, _ = effective_resolution(_res(game), "skill", rule.check, view)

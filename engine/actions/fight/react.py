@@ -1,4 +1,5 @@
-"""What happens to a hero struck by a foe besides the damage (spec/combat.md A.8 and A.9): its
+"""What happens to a hero struck by a foe besides the damage (docs/rules/combat.md#a8-reactions,
+docs/rules/combat.md#a9-sustained-abilities-concentration): its
 standing reaction to being hit, fired by the engine before the hit is confirmed
 (CMB-REACT-1..7, OQ-CMB-11), and the ``combat.sustain`` save of a hero sustaining an ability
 when the strike damaged it (CMB-SUS-4..7, OQ-CMB-12). A foe's strike

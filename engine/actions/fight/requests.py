@@ -13,8 +13,9 @@ from ..declare import Read, Reader, Reading, Refusal, Request, attr, request
 OUTCOMES = ("victory", "defeat", "fled", "truce")
 
 LEGACY_FOES = ("enemies", "foes", "enemy")
-"""Issue 24: the legacy form models write, ``[combat: enemies="Goblin, Skeleton"]`` (no
-``op=``), starts a fight with one foe of each name (engine/actions/reply.py routes it)."""
+"""The legacy form models write, ``[combat: enemies="Goblin, Skeleton"]`` (no ``op=``), starts a
+fight with one foe of each name rather than being refused: models write it unprompted
+(engine/actions/reply.py routes it)."""
 NAME_THE_FOE = 'Name the foe: foe="<name>".'
 
 
@@ -50,7 +51,7 @@ class Join(Request):
 
 @request
 class End(Request):
-    """The fight ends, as the story says (DESIGN.md: victory, defeat, fled or truce)."""
+    """The fight ends, as the story says: victory, defeat, fled or truce."""
 
     outcome: str = attr(TEXT, "victory, defeat, fled or truce",
                         missing='Say how it ended: outcome="fled" (or victory, defeat, truce).')
@@ -145,9 +146,9 @@ class OutcomeStrike(Strike):
 
 
 def foes_named(request: Start, notes: list[str]) -> list[str]:
-    """The foes ``op="start"`` brings: ``foe=``; else, in the legacy form (issue 24), each
-    name of the comma list ``enemies=`` (``foes=``, ``enemy=``) once, at most MAX_FOES, with
-    a note saying what to write instead. Empty when neither names anyone."""
+    """The foes ``op="start"`` brings: ``foe=``; else, in the legacy form (:data:`LEGACY_FOES`),
+    each name of the comma list ``enemies=`` (``foes=``, ``enemy=``) once, at most MAX_FOES, with a
+    note saying what to write instead. Empty when neither names anyone."""
     if request.foe.strip():
         if request.enemies.strip():
             notes.append("ignored enemies=: foe= names the foes")

@@ -78,8 +78,8 @@ ATTACK_RECORD = {
     "roundEnd": "the round's last attack: each condition saved against or counted down at the "
                 "end of the round (CMB-COND-3..6): who, condition, rounds (left), save, dc, "
                 "rolls, total, saved, ended",
-    **outcome.OUTCOME_RECORD,  # issue 25: an outcome fight's action (CMB-OUTC-1..4)
-    # issue 25: a dice-pool fight (engine/actions/fight/pool.py)
+    **outcome.OUTCOME_RECORD,  # an outcome fight's action (CMB-OUTC-1..4)
+    # a dice-pool fight (engine/actions/fight/pool.py)
     "dice": "a pool fight: the dice the strike rolled (ITM-MODE-4, ITM-ARM-3)",
     "threshold": "a pool fight: the per-die target (ITM-WPN-11, ITM-MODE-5)",
     "successes": "a pool fight: the successes counted (also total), against defence",
@@ -93,7 +93,7 @@ ATTACK_RECORD = {
               "number it threw (its damage before reduction, ITM-FLOOR-3)",
     "regenerated": "the round's last attack: each foe that regenerated, or was stopped "
                    "(CMB-ABIL-7): who, amount, hp, stoppedBy",
-    **other_kinds.RECORD,  # issue 25: roll-against and symbol-pool attacks
+    **other_kinds.RECORD,  # roll-against and symbol-pool attacks
 }
 
 
@@ -106,14 +106,14 @@ JOIN_RECORD = {"round": "the encounter's round (0 before the first attack)",
 
 
 def teach_start(game: Game, party: Party) -> list[str]:
-    """DESIGN.md "Prompt": out of a fight the GM learns only how to start one; the lines of a
-    fight come with the COMBAT block while one is on (:func:`teach_fight`)."""
+    """docs/design.md#combat-prompt: out of a fight the GM learns only how to start one; the lines
+    of a fight come with the COMBAT block while one is on (:func:`teach_fight`)."""
     return kind_of(game).teach_start(game, party)
 
 
 def teach_fight(game: Game, party: Party) -> list[str]:
-    """DESIGN.md "Prompt": the GM's combat lines, shown under the COMBAT block while a fight
-    is on."""
+    """docs/design.md#combat-prompt: the GM's combat lines, shown under the COMBAT block while a
+    fight is on."""
     return kind_of(game).teach_fight(game, party)
 
 

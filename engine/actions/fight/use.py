@@ -1,6 +1,7 @@
-"""Using an item inside a formula fight (spec/items.md §13: ITM-USE-1..26, ITM-CHG-1..7,
-ITM-BRK-1..4, ITM-GATE-1..9): ``[inventory: action="use" item= who= target=]`` and the host's
-Use event while a formula fight is on (engine/actions/use.py hands the use over here).
+"""Using an item inside a formula fight (docs/rules/items.md#13-using-items-in-combat:
+ITM-USE-1..26, ITM-CHG-1..7, ITM-BRK-1..4, ITM-GATE-1..9): ``[inventory: action="use" item= who=
+target=]`` and the host's Use event while a formula fight is on (engine/actions/use.py hands the use
+over here).
 
 A use that spends a ``budget`` is one of the round's actions: it takes one whole use of that
 turn action (as a reload does, ITM-USE-5) — past it, ``no-time`` and nothing changes — and the
@@ -192,7 +193,7 @@ def _applied(game: Game, done: _Done, index: int, use: Use, row: dict[str, Any])
     row["applied"] = rows
     _with_foe(done, index, conditions=tuple(conditions))
     hero = done.state.character_index(combatant.name) if combatant.side == "party" else None
-    if hero is not None:  # a hero's conditions are on its sheet too (issue 24)
+    if hero is not None:  # a hero's conditions are on its sheet too
         character = done.state.characters[hero]
         done.state = done.state.with_character(hero, character.model_copy(
             update={"conditions": tuple(names)}))
@@ -225,7 +226,7 @@ def _attack_roll(game: Game, done: _Done, me: int, who: int, item: Item, stack: 
         defence = foe.defence or 0
         edge = attack_edge(game, names_of(done.state, done.encounter, me),
                            names_of(done.state, done.encounter, index), "near")
-        # issue 25, ITM-USE-7: the fight's own attack (a pool: the use's per-die target)
+        # ITM-USE-7: the fight's own attack (a pool: the use's per-die target)
         rolled, result = kind_attack(game, view, user, modifier, defence, ctx,
                                      f"use/{number}/attack", edge.lean, target)
         if result == "hit" and edge.critical:  # CMB-COND-2
@@ -514,8 +515,8 @@ def use_in_fight(game: Game, state: State, request: Request, found: tuple[int, i
     stack = character.bag[index]
     before = (charges_left(item, stack) or 0) if use.charges is not None else stack.count
     user = encounter.combatants[me]
-    # DESIGN.md "Dice": keyed by the user, its actions this round and the item's count, never
-    # by the tag's place in the reply, so a swipe rolls the same
+    # docs/design.md#combat-dice: keyed by the user, its actions this round and the item's count,
+    # never by the tag's place in the reply, so a swipe rolls the same
     key = (f"item-use/{user.name.casefold()}/{encounter.round}/{len(user.spent)}/"
            f"{stack.item or stack.name.casefold()}/{before}")
     use_ctx = TurnContext(f"{ctx.seed}\x1f{key}", ctx.turn_key)
@@ -604,7 +605,7 @@ def _spent(game: Game, done: _Done, request: Request, found: tuple[int, int, Ite
     assert encounter is not None
     if any(e.startswith("felled:") for e in events) and not any(
             c.side == "foes" and c.hp for c in encounter.combatants):
-        events.append("end:victory")  # DESIGN.md: the last foe falls, the fight ends there
+        events.append("end:victory")  # docs/design.md#rounds-and-order: the last foe falls
         text += " The fight is won."
         state, words = won(game, state, encounter, ctx, record)
         text += words

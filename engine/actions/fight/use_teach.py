@@ -1,6 +1,6 @@
-"""The GM's line for items used in a formula fight (spec/items.md §13, ITM-USE-5..9, 13..17;
-DESIGN.md "Combat" → "Prompt"): shown with the COMBAT block's lines
-(:func:`engine.actions.fight.teach_fight`), so only while a fight is on, and only where the
+"""The GM's line for items used in a formula fight (docs/rules/items.md#13-using-items-in-combat,
+ITM-USE-5..9, 13..17; docs/design.md#combat-prompt): shown with the COMBAT block's lines
+(:func:`engine.actions.fight.formula.teach_fight`), so only while a fight is on, and only where the
 ruleset has an item with a ``use`` — the first such item, aimed as its use is."""
 
 from __future__ import annotations

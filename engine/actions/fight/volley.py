@@ -1,12 +1,12 @@
-"""A weapon's mode aimed at several foes (spec/items.md ITM-MODE-6, with ITM-MODE-3):
+"""A weapon's mode aimed at several foes (ITM-MODE-6, with ITM-MODE-3):
 ``[attack: who="Ada" with="Hunting bow" mode="volley" target="Goblin 1, Goblin 2"]``.
 
 One attack, its budget spent once and its mode's ``ammo`` shot once, with its own attack roll
 against each target (up to the mode's ``targets``), each made exactly as a single strike is
-(:func:`engine.actions.fight._strike`: the mode's ``toHit``, the conditions' edges, typed
-damage, ``onHit``); the further rolls are counted in the attacker's ``spent`` as ``volley``,
-which no turn action counts, so that each has dice of its own (DESIGN.md "Dice"). The answer's
-record is the first target's strike, with ``volley``: the strikes on the others."""
+(:func:`engine.actions.fight.formula.hero_strike`: the mode's ``toHit``, the conditions' edges,
+typed damage, ``onHit``); the further rolls are counted in the attacker's ``spent`` as ``volley``,
+which no turn action counts, so that each has dice of its own (docs/design.md#combat-dice). The
+answer's record is the first target's strike, with ``volley``: the strikes on the others."""
 
 from __future__ import annotations
 

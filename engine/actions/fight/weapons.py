@@ -1,5 +1,5 @@
 """``[combat: op="reload" who= with=]``: a hero fills the clip of a worn weapon in a fight
-(spec/items.md §10.2: ITM-CLIP-3/5/6, ITM-AMMO-8/10). The reload spends the clip's
+(docs/rules/items.md#102-clip: ITM-CLIP-3/5/6, ITM-AMMO-8/10). The reload spends the clip's
 ``reload`` budget — one whole use of that turn action — and loads from the bag what the
 weapon shoots (as much as the bag still has, if that is less), or fully for a weapon
 without ``ammo``. Like an attack it acts in the round, in the initiative order of its hero

@@ -1,6 +1,6 @@
-"""What changes a check besides the sheet (spec/items.md §7): the roller's wound penalty, their
-conditions, what their items do while worn or carried, and the ``otherwise`` of unmet
-requirements."""
+"""What changes a check besides the sheet (docs/rules/items.md#7-checks-outside-combat): the
+roller's wound penalty, their conditions, what their items do while worn or carried, and the
+``otherwise`` of unmet requirements."""
 
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ def _concerns(scope_skills: list[str] | None, scope_saves: list[str] | None, kin
 
 def collect(game: Game, state: State, character: Character, view: SheetView,
             kind: CheckKind, ident: str) -> Applied:
-    """Everything from items.md §7 that concerns this check."""
+    """Everything from docs/rules/items.md#7-checks-outside-combat that concerns this check."""
     applied = Applied()
     target = "saves" if kind == "save" else "checks"
     for name, part in sources(game, state, character, view):

@@ -78,7 +78,7 @@ def dc_from(attrs: Mapping[str, str], ladder: list[DcStep]) -> tuple[int | None,
 
 @dataclass(frozen=True)
 class CheckRead:
-    """One check, named and read off the roller's sheet (CHK-GEN-A1..A4, items.md §7)."""
+    """One check, named and read off the roller's sheet (CHK-GEN-A1..A4, ITM-CHK)."""
 
     who: str
     kind: CheckKind
@@ -89,7 +89,7 @@ class CheckRead:
     ability: str | None  # the ability used, after with=
     ability_part: float  # abilityModifier of the ability (plus a second one, CHK-TAG-6)
     rank: float  # the tier contribution (CHK-GEN-10)
-    own_bonus: float  # the skill's own sheet bonus (DESIGN.md "Sheet model")
+    own_bonus: float  # the skill's own sheet bonus (docs/design.md#sheet-model)
     with_ability: str | None = None  # recorded when with= replaced or added (CHK-TAG-16)
     flat: int = 0  # ITM-CHK-3: modifiers, their dice rolled (a sum's number, a pool's dice)
     lean: int = 0  # +1 roll twice keep the higher, -1 the lower, 0 once (ITM-CHK-5/6)
@@ -106,7 +106,7 @@ class CheckRead:
 
 @dataclass
 class Rolled:
-    """What a kind's algorithm rolled and read, before the tiers (§8.1) may replace it."""
+    """What a kind's algorithm rolled and read, before the tiers (CHK-OUT) may replace it."""
 
     rolls: list[int]
     success: bool

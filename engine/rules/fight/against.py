@@ -1,11 +1,12 @@
-"""Roll-against combat's pure rules (issue 25; spec/checks.md §5, spec/combat.md A.2): a
-ruleset whose resolution is ``roll-against`` and whose ``combat`` block gives
-``combat.attack`` fights with its own kind of attack. The attacker rolls against its own
-target number — a hero's attack skill (its sheet number, CHK-RA-2/3) plus the weapon's toHit,
-a foe's template ``attack`` — and the target's defence **subtracts from that number**, the way
-a ``dc=`` shift moves a check's threshold (CHK-RA-8, CHK-RA-A4). One roll decides: the check's
-own success is a hit, its critical success a critical hit (CMB-ATK-5 doubles the damage dice),
-its critical failure always a miss (CHK-RA-15, OQ-CHK-35).
+"""Roll-against combat's pure rules
+(docs/rules/checks.md#5-roll-against-rolling-at-most-or-at-least-the-sheet-number,
+docs/rules/combat.md#a2-the-three-formulas-attack-check-damage-defence): a ruleset whose resolution
+is ``roll-against`` and whose ``combat`` block gives ``combat.attack`` fights with its own kind of
+attack. The attacker rolls against its own target number — a hero's attack skill (its sheet number,
+CHK-RA-2/3) plus the weapon's toHit, a foe's template ``attack`` — and the target's defence
+**subtracts from that number**, the way a ``dc=`` shift moves a check's threshold (CHK-RA-8,
+CHK-RA-A4). One roll decides: the check's own success is a hit, its critical success a critical hit
+(CMB-ATK-5 doubles the damage dice), its critical failure always a miss (CHK-RA-15, OQ-CHK-35).
 
 Chosen reading (the combat page names no roll-against attack): the defence is a number taken
 off the target number, not a second roll, so an attack is one roll of the ruleset's dice and

@@ -1,8 +1,8 @@
-"""Conditions in a formula fight, as pure rules (spec/combat.md A.6: CMB-MOD-1/2, CMB-COND-1..6,
-CMB-TYPE-2, OQ-CMB-8; spec/items.md §8: ITM-DEF-1/3): what a combatant bears, what its
-conditions do to an attack before the dice are rolled, who cannot act, which conditions a
-combatant is immune to, and how a condition counts down. The ``[combat: op="condition"]`` tag
-and the end of a round are in :mod:`engine.actions.fight_conditions`."""
+"""Conditions in a formula fight, as pure rules (CMB-MOD-1/2, CMB-COND-1..6, CMB-TYPE-2, OQ-CMB-8 of
+docs/rules/combat.md#a6-modifiers-attack-types-and-combatants-who-cannot-act; ITM-DEF-1/3): what a
+combatant bears, what its conditions do to an attack before the dice are rolled, who cannot act,
+which conditions a combatant is immune to, and how a condition counts down. The ``[combat:
+op="condition"]`` tag and the end of a round are in :mod:`engine.actions.fight.conditions`."""
 
 from __future__ import annotations
 
@@ -122,9 +122,9 @@ def immunities(game: Game, names: Iterable[str]) -> dict[str, str]:
     """ITM-DEF-1, ITM-ARM-5: the conditions a bearer of ``names`` is immune to, each with the
     label of what grants it — here the ``conditionImmunities`` of its own fight conditions.
 
-    Hook (issue 24): worn items, levels and sheet rows grant immunities too (ITM-ARM-5,
-    ITM-HIDES); engine/rules/armour.py (branch issue-24-arms) gathers those, and its
-    result belongs merged in here, so op="condition" refuses them all the same way."""
+    Worn items, levels and sheet rows grant immunities too (ITM-ARM-5, ITM-HIDES):
+    :func:`engine.rules.armour.defences_of` gathers those, and a weapon's ``onHit`` reads a foe's,
+    but they are not merged in here, so ``op="condition"`` does not refuse them."""
     found: dict[str, str] = {}
     for ident in dict.fromkeys(names):
         keys = fight_keys(game, ident)

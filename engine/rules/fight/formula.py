@@ -1,7 +1,8 @@
-"""Formula combat's pure rules (spec/combat.md Part A; DESIGN.md "Combat"): foes made from the
-ruleset's templates, the initiative order, one attack's hit and damage, a hero's defence and
-hit points, and the attacks a multiclass hero's action allows. No tags and no sentences: the
-``[combat:]`` and ``[attack:]`` actions (engine/actions/fight/formula.py) use these."""
+"""Formula combat's pure rules (docs/rules/combat.md#part-a--fights-under-a-ruleset;
+docs/design.md#formula-combat): foes made from the ruleset's templates, the initiative order, one
+attack's hit and damage, a hero's defence and hit points, and the attacks a multiclass hero's action
+allows. No tags and no sentences: the ``[combat:]`` and ``[attack:]`` actions
+(engine/actions/fight/formula.py) use these."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from ..state import Character, Combatant, Encounter, InventedItem, State
 from ..tracks import health_pool, track_max, track_value
 from .zero_hp import is_dead
 
-MAX_FOES = 12  # DESIGN.md: count= is held to 1..12
+MAX_FOES = 12  # docs/design.md#combat-tags: count= is held to 1..12
 TIERS = (1, 6)  # CMB-TPL-3: a tier is 1 to 6
 
 
@@ -43,8 +44,8 @@ def held(value: int, low: int, high: int) -> int:
 
 
 def whole_number(raw: str | None, what: str, low: int, high: int, notes: list[str]) -> int:
-    """``tier=``/``count=`` as a whole number held to ``low..high`` (1 when absent), each
-    repair noted (DESIGN.md "Tags" under Combat)."""
+    """``tier=``/``count=`` as a whole number held to ``low..high`` (1 when absent), each repair
+    noted (docs/design.md#combat-tags)."""
     text = (raw or "").strip()
     if not text:
         return low
@@ -70,8 +71,8 @@ def template_for(game: Game, role: str) -> tuple[Template, bool]:
 
 
 def combat_only(game: Game) -> frozenset[str]:
-    """CMB-ATK-2, DESIGN.md "Formula combat": the skills only a fight rolls — the attack
-    check and the initiative check — by id and by label, in lower case."""
+    """CMB-ATK-2, docs/design.md#formula-combat: the skills only a fight rolls — the attack check
+    and the initiative check — by id and by label, in lower case."""
     combat = game.ruleset.combat
     if combat is None or game.fight.kind not in (FORMULA, SYMBOLS):
         return frozenset()
@@ -83,8 +84,9 @@ def combat_only(game: Game) -> frozenset[str]:
 
 
 def foe_names(encounter: Encounter | None, foe: str, count: int) -> list[str]:
-    """DESIGN.md: ``foe`` when one comes and none of that name stands yet, else ``"<foe> 1"``,
-    ``"<foe> 2"``, … numbering on from the highest number the encounter already gave."""
+    """docs/design.md#combat-tags: ``foe`` when one comes and none of that name stands yet, else
+    ``"<foe> 1"``, ``"<foe> 2"``, … numbering on from the highest number the encounter already
+    gave."""
     names = [c.name for c in encounter.combatants] if encounter is not None else []
     numbered = re.compile(re.escape(foe.casefold()) + r" (\d+)")
     highest = 0
@@ -109,7 +111,8 @@ def make_foe(game: Game, template: Template, tier: int, name: str, joined: int,
     hp = max(evaluate(template.tracks.hp, reader, stream).value, 0)
     defence = evaluate(numbers.defence, reader, stream).value
     attack = evaluate(numbers.attack, reader, stream).value
-    # DESIGN.md: one attack a round unless the template gives combat.attacks, read now.
+    # docs/design.md#formula-combat: one attack a round unless the template gives combat.attacks,
+    # read now.
     attacks = (max(evaluate(numbers.attacks, reader, stream).value, 0)
                if numbers.attacks is not None else None)
     return Combatant(name=name, side="foes", initiative=initiative, joined=joined, hp=hp,
@@ -124,7 +127,7 @@ _BINDS = {"+": 1, "-": 1, "*": 2, "/": 2}
 
 
 def worked(node: Node, resolve: Resolve, stream: Stream) -> str:
-    """CMB-TPL-8, DESIGN.md "State": a formula as it stands once its references are read —
+    """CMB-TPL-8, docs/design.md#combat-state: a formula as it stands once its references are read —
     every part without dice worked out to its number (``(@tier)d6 + @tier`` at tier 1 reads
     ``1d6 + 1``), the dice left to roll. The text parses back to the same damage."""
     if not any(isinstance(n, Dice) for n in nodes(node)):
@@ -279,7 +282,7 @@ class Health:
 
 
 def hero_health(game: Game, state: State, who: int) -> Health | None:
-    """DESIGN.md "State": a hero's hit points live in the ruleset's health pool, else its
+    """docs/design.md#combat-state: a hero's hit points live in the ruleset's health pool, else its
     health track; None where the ruleset keeps neither."""
     character = state.characters[who]
     pool = health_pool(game)

@@ -1,8 +1,8 @@
-"""Narrative d100 combat's pure rules (spec/combat.md Part B; DESIGN.md "Narrative combat"):
-the grades the GM writes and what each adds to the hit chance, the d100 and the grade its
-margin falls in, the grade's damage multiplier, ranks as power points and the gap between
-two fighters, momentum, fatigue, the effort ladder and its price, and the defence roll. No
-tags and no sentences: engine/actions/fight/narrative/combat.py answers the tags with these."""
+"""Narrative d100 combat's pure rules (docs/rules/combat.md#part-b--narrative-d100-fights;
+docs/design.md#narrative-combat): the grades the GM writes and what each adds to the hit chance, the
+d100 and the grade its margin falls in, the grade's damage multiplier, ranks as power points and the
+gap between two fighters, momentum, fatigue, the effort ladder and its price, and the defence roll.
+No tags and no sentences: engine/actions/fight/narrative/combat.py answers the tags with these."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ ALIASES = {
     "무모": "reckless", "쉬움": "easy", "어려움": "hard", "극한": "extreme",
     "살해": "kill", "제압": "subdue", "무력화": "incapacitate", "절제": "restrained",
 }
-"""The spec's Korean words (B.2, B.4), read as the English grade."""
+"""The source's Korean words (docs/rules/combat.md#b2-hit-chance,
+docs/rules/combat.md#b4-damage), read as the English grade."""
 STANDARD = {"tactics": "standard", "risk": "moderate", "aim": "standard", "purpose": "kill"}
 GRADED = {"tactics": TACTICS, "risk": RISK, "aim": AIM}
 
@@ -36,7 +37,7 @@ GRADED = {"tactics": TACTICS, "risk": RISK, "aim": AIM}
 def grade_word(kind: str, written: str) -> tuple[str, bool]:
     """The grade ``written`` for ``kind`` (``tactics``, ``risk``, ``aim``, ``purpose``), in
     English, and whether it was read as written: an unknown word (or none) is the standard
-    grade (DESIGN.md: ``standard``, ``moderate``; ``kill`` for a purpose)."""
+    grade (docs/design.md#combat-tags: ``standard``, ``moderate``; ``kill`` for a purpose)."""
     word = written.strip().casefold()
     word = ALIASES.get(word, word)
     known = PURPOSES if kind == "purpose" else GRADED[kind]
@@ -76,7 +77,7 @@ def better(grade: str) -> str:
 
 
 def half_up(value: Fraction) -> int:
-    """DESIGN.md: narrative damage is rounded half up."""
+    """docs/design.md#narrative-combat: narrative damage is rounded half up."""
     return math.floor(value + Fraction(1, 2))
 
 
@@ -93,7 +94,8 @@ NO_DAMAGE_LABEL = "Cannot deal meaningful damage"
 
 
 def power(rank: str) -> int:
-    """DESIGN.md: ranks D..SSS are 0, 10, … 60 power points, X and XX 70 and 80."""
+    """docs/design.md#narrative-combat: ranks D..SSS are 0, 10, … 60 power points, X and XX 70 and
+    80."""
     return 10 * RANKS.index(rank)
 
 
@@ -217,20 +219,20 @@ def overexertion(over: int, steps: Mapping[str, int]) -> str | None:
 
 # --- the defence roll (D100-DEF-1..8, OQ-D100-9) -----------------------------------------
 
-EXTRA_STRIKE = -10  # DESIGN.md: each strike beyond the first a defence meets
+EXTRA_STRIKE = -10  # docs/design.md#narrative-combat: each strike beyond the first a defence meets
 
 
 def defence_chance(base: int, momentum: int, tired: int, met: int) -> int:
-    """DESIGN.md: a defence's chance against the ``met``-th strike it meets this round
-    (0-based) — 80 (a foe's 65) + its side's momentum + its fatigue − 10 for each strike
+    """docs/design.md#narrative-combat: a defence's chance against the ``met``-th strike it meets
+    this round (0-based) — 80 (a foe's 65) + its side's momentum + its fatigue − 10 for each strike
     beyond the first."""
     return base + momentum + tired + EXTRA_STRIKE * met
 
 
 def defended(grade: str, defence: str) -> str:
-    """D100-DEF-4/5, DESIGN.md: what a defence graded ``defence`` makes of a strike graded
-    ``grade`` — critical or clean turns it into a miss, solid caps it at glancing, miss or
-    backfire makes it one grade better for the attacker, glancing and blocked leave it."""
+    """D100-DEF-4/5, docs/design.md#narrative-combat: what a defence graded ``defence`` makes of a
+    strike graded ``grade`` — critical or clean turns it into a miss, solid caps it at glancing,
+    miss or backfire makes it one grade better for the attacker, glancing and blocked leave it."""
     if defence in ("critical", "clean"):
         return "miss" if GRADES.index(grade) < GRADES.index("miss") else grade
     if defence == "solid":
@@ -261,7 +263,7 @@ def chance(parts: tuple[Part, ...]) -> int:
     return sum(p.value for p in parts)
 
 
-# --- issue 26's leftovers: weapon against armour, flair, the bleeding-out clock ------------
+# --- weapon against armour, flair, the bleeding-out clock -------------------------------
 
 EDGES = {"even": 0, "better": 1, "superior": 2}
 """D100-DMG-3, OQ-D100-5: the GM's grade of a hero's weapon against the target's armour

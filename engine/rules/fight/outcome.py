@@ -1,7 +1,8 @@
-"""Outcome-based combat's pure rules (spec/combat.md A.4, CMB-OUTC-1..4, OQ-CMB-6; issue 25):
-the GM's grades of an action (position and effect), how the outcome tier a hero's roll landed
-in is read both ways — the foe harm levels it achieves and the harm level that comes back —
-and what one harm of a level takes of a hero's maximum health. No tags and no sentences:
+"""Outcome-based combat's pure rules
+(docs/rules/combat.md#a4-outcome-based-combat-position-and-effect, CMB-OUTC-1..4, OQ-CMB-6): the
+GM's grades of an action (position and effect), how the outcome tier a hero's roll landed in is read
+both ways — the foe harm levels it achieves and the harm level that comes back — and what one harm
+of a level takes of a hero's maximum health. No tags and no sentences:
 engine/actions/fight/outcome/combat.py answers the tags with these."""
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""Pool fights (issue 25): formula combat in a ``dice-pool`` ruleset counts successes instead of
-adding dice to a number (spec/items.md glossary "Sum fight / pool fight", §9 ITM-WPN-11/13,
-§11 ITM-MODE-4/5, ITM-FLOOR-2/3, §12 ITM-ARM-3, §12.3 ITM-HARD-1..4; spec/combat.md A.2 read
-for pools). Pure functions: how many dice a strike rolls, the per-die target, the exact
-distribution of its successes, whether it hits, and what a hit deals. The ``[attack:]`` action
+"""Pool fights: formula combat in a ``dice-pool`` ruleset counts successes instead of adding dice to
+a number (docs/rules/items.md#1-glossary "sum fight, pool fight"; ITM-WPN-11/13, ITM-MODE-4/5,
+ITM-FLOOR-2/3, ITM-ARM-3, ITM-HARD-1..4 of docs/rules/items.md#123-hardness;
+docs/rules/combat.md#a2-the-three-formulas-attack-check-damage-defence read for pools). Pure
+functions: how many dice a strike rolls, the per-die target, the exact distribution of its
+successes, whether it hits, and what a hit deals. The ``[attack:]`` action
 (engine/actions/fight/pool.py) rolls with them.
 
 Readings where the spec points at the missing combat page (docs/rulesets.md "Pool fights"):
@@ -18,7 +19,7 @@ Readings where the spec points at the missing combat page (docs/rulesets.md "Poo
   (not in the spending style, ITM-FLOOR-3), then typed defences;
 - ``combat.pool.style`` ``spending``: hardness applies (ITM-HARD-1..3); ``taking``: a hit takes
   initiative (its successes move from the target's number to the attacker's) instead of
-  dealing damage (glossary "Spending / taking style", ITM-ONHIT-4);
+  dealing damage (glossary "spending, taking style", ITM-ONHIT-4);
 - the spending style's number, with ``combat.pool.gain``: each combatant's initiative is a
   number — it joins at its initiative roll (its *base*) and rises by ``gain`` at the start of
   every round after the first; a spending strike that lands *throws* its attacker's number:

@@ -1,6 +1,6 @@
-"""Symbol-pool combat's pure rules (issue 25; CHK-SYM-35, CMB-GEN-3; spec/checks.md §6). The
-page "Combat on symbol dice" is not ours, so this is the best reading, in the terms of a
-symbol-pool check:
+"""Symbol-pool combat's pure rules (CHK-SYM-35, CMB-GEN-3;
+docs/rules/checks.md#6-symbol-pool-rolling-narrative-dice-and-reading-symbols). The page "Combat on
+symbol dice" is not ours, so this is the best reading, in the terms of a symbol-pool check:
 
 - the attack is a check of ``combat.attack.check`` built like any symbol-pool check — a hero's
   ability and rank in that skill (CHK-SYM-A1/A2), a foe's template ability modifier and

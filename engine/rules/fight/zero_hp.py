@@ -1,6 +1,7 @@
-"""What 0 hit points means for a hero (spec/combat.md A.12: CMB-HP0-1..4, OQ-CMB-15), as pure
-rules. The keys are :mod:`engine.ruleset.foe_abilities`: a condition's ``zeroHp`` (``death`` or
-``stable``) read together with the world's death rule ``combat.zeroHp.death``.
+"""What 0 hit points means for a hero (CMB-HP0-1..4, OQ-CMB-15 of
+docs/rules/combat.md#a12-rule-cards-0-hit-points-and-who-wins), as pure rules. The keys are
+:mod:`engine.ruleset.foe_abilities`: a condition's ``zeroHp`` (``death`` or ``stable``) read
+together with the world's death rule ``combat.zeroHp.death``.
 
 OQ-CMB-15's best reading: a condition the hero bears says what 0 means for it; ``stable``
 wins over ``death`` (CMB-HP0-4: "when the hero becomes stable"); with no such condition,

@@ -1,4 +1,4 @@
-"""The COMBAT block: what the GM sees of the fight on now (DESIGN.md "Combat" → "Prompt";
+"""The COMBAT block: what the GM sees of the fight on now (docs/design.md#combat-prompt;
 CMB-TURN-13: the order with each combatant's initiative is an engine output). Each combatant
 in initiative order with its hit points, defence, conditions and the attacks it has in the
 round the GM writes next, then the combat lines of the instructions (:func:`teach_fight`).
@@ -29,8 +29,8 @@ from .outcome import outcome_block
 
 BLOCKS: dict[str, Callable[[Game, State, bool], str]] = {
     NARRATIVE: narrative_block, OUTCOME: outcome_block}
-"""The kinds of combat whose COMBAT block is their own (Part B; A.4: harm levels); the others
-show formula combat's."""
+"""The kinds of combat whose COMBAT block is their own (narrative fights; outcome fights, with
+their harm levels); the others show formula combat's."""
 
 
 def combat_block(game: Game, state: State, teach: bool = True) -> str:
@@ -68,7 +68,7 @@ def combatant_line(game: Game, state: State, encounter: Encounter, combatant: Co
         hp = f"hp {combatant.hp or 0}/{combatant.hp_max or 0}"
         if not combatant.hp:
             return f"{who}: FELLED ({hp})"
-        parts = [hp, f"defence {combatant.defence or 0}", *pool_parts(combatant)]  # issue 25
+        parts = [hp, f"defence {combatant.defence or 0}", *pool_parts(combatant)]  # ITM-HARD-1
         names = tuple(c.name for c in combatant.conditions)
         parts += _conditions(game, names, combatant.conditions)
         stopped = held_back(game, names)
@@ -85,7 +85,7 @@ def combatant_line(game: Game, state: State, encounter: Encounter, combatant: Co
         return f"{who}: DOWNED ({health})"
     parts = [str(health)] if health is not None else []
     parts.append(f"defence {hero_defence(game, state, index)}")
-    parts += pool_parts(combatant)  # issue 25: ITM-HARD-1
+    parts += pool_parts(combatant)  # ITM-HARD-1
     parts += _conditions(game, character.conditions, combatant.conditions)
     stopped = held_back(game, character.conditions)
     if stopped:
@@ -97,7 +97,7 @@ def combatant_line(game: Game, state: State, encounter: Encounter, combatant: Co
 
 
 def _abilities_text(game: Game, character: Character, combatant: Combatant) -> list[str]:
-    """Issue 25: what the hero sustains (CMB-SUS-8: the GM sees it), the abilities it can use
+    """What the hero sustains (CMB-SUS-8: the GM sees it), the abilities it can use
     on foes (``[attack: use=]``) and its standing reactions (CMB-REACT-3)."""
     parts = []
     if combatant.sustains is not None:

@@ -1,7 +1,8 @@
-"""The COMBAT block of a narrative fight (DESIGN.md "Prompt"; spec/combat.md Part B): each
-side's momentum, every fighter with its rank, hit points and — for a foe — the gap label
-from each hero's side (D100-RANK-6), each hero's fatigue, the strikes the foes announced
-(D100-DEF-1) and this round's defences, then the grades the GM is taught."""
+"""The COMBAT block of a narrative fight (docs/design.md#combat-prompt;
+docs/rules/combat.md#part-b--narrative-d100-fights): each side's momentum, every fighter with its
+rank, hit points and — for a foe — the gap label from each hero's side (D100-RANK-6), each hero's
+fatigue, the strikes the foes announced (D100-DEF-1) and this round's defences, then the grades the
+GM is taught."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The COMBAT block of an outcome fight (DESIGN.md "Prompt"; spec/combat.md A.4, issue 25):
-every combatant in order — a foe with its harm levels left (CMB-OUTC-4), a hero with its
-health and conditions — then the lines the GM is taught (position and effect)."""
+"""The COMBAT block of an outcome fight (docs/design.md#combat-prompt;
+docs/rules/combat.md#a4-outcome-based-combat-position-and-effect): every combatant in order — a foe
+with its harm levels left (CMB-OUTC-4), a hero with its health and conditions — then the lines the
+GM is taught (position and effect)."""
 
 from __future__ import annotations
 

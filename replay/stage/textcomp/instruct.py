@@ -1,5 +1,5 @@
 """Instruct templates: the sequences a Text Completion front end writes around each turn, read
-back into the turns of a chat (issue 42).
+back into the turns of a chat, so a Text Completion front end's prompt folds as a chat does.
 
 A front end's Text Completion connection sends one prompt string: the story (system prompt),
 then each turn as ``sequence + (name: ) text + suffix`` in the model family's format, and at

@@ -1,5 +1,6 @@
-"""The text completion routes of the stage (issue 42; DESIGN.md "Interfaces", "Every route a
-front end uses").
+"""The text completion routes of the stage (docs/design.md#interfaces): front ends that run a
+local model over a Text Completion connection send one prompt string to their backend's own routes,
+and a stage between the model and the chat has to stand on every route the chat uses.
 
 Under ``/games/<game>/``, each backend's own routes (:data:`~.backends.BACKENDS`):
 

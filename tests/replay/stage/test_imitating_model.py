@@ -44,9 +44,14 @@ IMITATIONS = {
                'sneak past the sleeping watchdog. | ok="true" text="Ada has a sneak check of 10 '
                '(DC 10)."] The dog sleeps on.', " The dog sleeps on."],
               '[skill_check: skill="Sneak" dc="10" who="Ada"] The dog sleeps on.'),
+    # a tag under a wrong head is read as the tag it stands for (tagparse.heads)
     "battle": (['[Battle: op="start" foe="watchdog" | ok="false" text="A fight begins." '
-                'answered="mid-reply"] The dog wakes.'],
-               '[Battle: op="start" foe="watchdog"] The dog wakes.'),
+                'answered="mid-reply"] The dog wakes.', " The dog wakes."],
+               '[combat: op="start" foe="watchdog"] The dog wakes.'),
+    "prefixed": (['She hands it over. [Agive: who="Ada" to="Bram the Quiet" item="Rope"] '
+                  'Bram nods.', " Bram nods."],
+                 'She hands it over. [inventory: action="give" who="Ada" to="Bram the Quiet" '
+                 'item="Rope"] Bram nods.'),
     "loose": (['Ada climbs. [skill_check: skill="Climb" dc="9" who="Ada"] | ok="true" '
                'text="Ada: 3 vs 9: failure." | ok="true" text="Ada falls."\nShe tries again.',
                ' | ok="true" text="Ada: 3 vs 9: failure." | ok="true" text="Ada falls."\nShe '
@@ -233,9 +238,18 @@ def test_the_client_gets_only_answer_parts_gmtags_wrote_and_the_reply_replays_to
     assert answer_parts_not_written_by_gmtags(content, meta) == []
     # the text the player sees is the model's with its parts taken out and gmtags' written in
     assert tagparse.requests_only(content) == visible
-    assert meta["takenOut"] and all("ok=" in part for part in meta["takenOut"])
+    if "| ok=" in written[0]:
+        assert meta["takenOut"] and all("ok=" in part for part in meta["takenOut"])
+    else:
+        assert "takenOut" not in meta
     same_answers(meta["answers"], replayed(folders, game, messages, content))
     assert all(answer["reason"] != "malformed" for answer in meta["answers"])
+    # a tag under a wrong head is answered as the tag it stands for, and the metadata says so
+    heads = re.findall(r"\[([A-Za-z_]+):", written[0])
+    wrong = [head for head in heads if head not in tagparse.TAG_KINDS]
+    assert [m["wrote"].split(":")[0][1:] for m in meta.get("readAs", [])] == wrong
+    assert len(meta["answers"]) == len(heads) and all(a["ok"] for a in meta["answers"]
+                                                      if a["tag"]["kind"] != "combat")
 
 
 def test_the_mid_reply_mark_counts_only_where_the_stage_put_it(

@@ -1,11 +1,11 @@
-"""The bleeding-out clock of a narrative fight (spec/combat.md B.7 "far over: you collapse and
-are bleeding to death", D100-PARTY-7 "bare hands can only stop the bleeding", OQ-D100-12;
-issue 26): a hero down in a narrative fight bleeds out, and dies once
-``combat.narrative.bleedRounds`` (default 3) full rounds have passed since the round it fell
-in, unless it was healed above 0 by then (an item's heal, D100-PARTY-7) or an ally stopped the
-bleeding with bare hands (``[combat: op="defend" how="tend" for="<ally>"]``, :func:`stanch`).
-The clock runs in the fight's rounds only: a fight that ends stops it (what happens to a
-downed hero after the fight is the GM's story and CMB-HP0's rules)."""
+"""The bleeding-out clock of a narrative fight (docs/rules/combat.md#b7-overexertion "far over: you
+collapse and are bleeding to death", D100-PARTY-7 "bare hands can only stop the bleeding",
+OQ-D100-12): a hero down in a narrative fight bleeds out, and dies once
+``combat.narrative.bleedRounds`` (default 3) full rounds have passed since the round it fell in,
+unless it was healed above 0 by then (an item's heal, D100-PARTY-7) or an ally stopped the bleeding
+with bare hands (``[combat: op="defend" how="tend" for="<ally>"]``, :func:`stanch`). The clock runs
+in the fight's rounds only: a fight that ends stops it (what happens to a downed hero after the
+fight is the GM's story and CMB-HP0's rules)."""
 
 from __future__ import annotations
 

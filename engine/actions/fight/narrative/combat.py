@@ -1,11 +1,12 @@
-"""Narrative d100 combat's answers (spec/combat.md Part B; DESIGN.md "Narrative combat"): the
-GM grades, the dice decide. A fight starts, foes join and it ends as in formula combat, each
-fighter with a rank; a hero's ``[attack:]`` is graded (tactics, risk, aim, purpose, effort)
-and the engine rolls a d100 against the hit chance those grades, the power gap, the side's
-momentum and fatigue make, grades the margin and deals the blow; a foe's ``[attack:]`` is its
-announcement, landing in the next round after every hero has acted (:func:`land`), met by the
-defence a hero declared with ``[combat: op="defend"]``. engine/actions/fight/formula.py dispatches
-its ``start``, ``join``, ``end`` and ``attack`` here when the ruleset fights narratively."""
+"""Narrative d100 combat's answers (docs/rules/combat.md#part-b--narrative-d100-fights;
+docs/design.md#narrative-combat): the GM grades, the dice decide. A fight starts, foes join and it
+ends as in formula combat, each fighter with a rank; a hero's ``[attack:]`` is graded (tactics,
+risk, aim, purpose, effort) and the engine rolls a d100 against the hit chance those grades, the
+power gap, the side's momentum and fatigue make, grades the margin and deals the blow; a foe's
+``[attack:]`` is its announcement, landing in the next round after every hero has acted
+(:func:`land`), met by the defence a hero declared with ``[combat: op="defend"]``.
+engine/actions/fight/formula.py dispatches its ``start``, ``join``, ``end`` and ``attack`` here when
+the ruleset fights narratively."""
 
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ from . import bleed as bleeding
 from . import spoils
 
 PARTY, FOES = "party", "foes"
-DEFAULT_DAMAGE = "10"  # DESIGN.md: the blow before the grade's multiplier
+DEFAULT_DAMAGE = "10"  # docs/design.md#narrative-combat: the blow before the grade's multiplier
 STATUS_STEP = 10  # ITM-CLS-7: a status's advantage or disadvantage, in defence points
 FITTING = "fitting"  # D100-PARTY-9: count="fitting"
 STRIKE = "strike"  # what an attack spends: one a round for each fighter
@@ -127,7 +128,7 @@ ATTACK_RECORD = {
     "flair": "narrative: creative or cooperative play, momentum added (D100-MOM-5)",
     "bled": "narrative: the downed heroes whose bleeding-out clock ran out this round "
             "(D100-PARTY-7): who, since", **XP_RECORD}
-"""What a narrative ``[attack:]`` adds to the attack's record (DESIGN.md "Records")."""
+"""What a narrative ``[attack:]`` adds to the attack's record (docs/design.md#combat-records)."""
 ATTACK_REASONS = (reasons.UNKNOWN_TECHNIQUE,)
 
 
@@ -171,8 +172,8 @@ class Joining(Protocol):
 
 
 def _hero_rank(game: Game, state: State, index: int, notes: list[str]) -> str:
-    """D100-RANK-1/2, DESIGN.md: a hero's rank is its sheet's ``rank`` field, C without one;
-    X and XX are the world's own beings', so a hero's is held to SSS (noted)."""
+    """D100-RANK-1/2, docs/design.md#narrative-combat: a hero's rank is its sheet's ``rank`` field,
+    C without one; X and XX are the world's own beings', so a hero's is held to SSS (noted)."""
     character = state.characters[index]
     written = character.fields.get("rank")
     if written is None or not str(written).strip():
@@ -190,8 +191,8 @@ def _hero_rank(game: Game, state: State, index: int, notes: list[str]) -> str:
 
 
 def _foe_rank(game: Game, state: State, written: str, notes: list[str]) -> str:
-    """DESIGN.md: a foe's ``rank=``, a letter or the world's name of one; without it (or
-    with a word that is none) the player's rank."""
+    """docs/design.md#narrative-combat: a foe's ``rank=``, a letter or the world's name of one;
+    without it (or with a word that is none) the player's rank."""
     player = state.character_index(None)
     default = _hero_rank(game, state, player, []) if player is not None else DEFAULT_RANK
     if not written.strip():
@@ -220,7 +221,8 @@ def _count(game: Game, state: State, encounter: Encounter | None, raw: str | Non
 def _new_foes(game: Game, state: State, encounter: Encounter, joining: Joining,
               kinds: list[str], notes: list[str], ctx: TurnContext) -> list[Combatant]:
     """The foes ``joining`` brings: a template's hit points at its tier where the ruleset has
-    templates, else ``10 + 10 × tier`` (DESIGN.md); every one with its rank."""
+    templates, else ``10 + 10 × tier`` (docs/design.md#narrative-combat); every one with its
+    rank."""
     combat = game.ruleset.combat
     template = None
     if combat is not None and combat.templates:
@@ -251,7 +253,7 @@ def _new_foes(game: Game, state: State, encounter: Encounter, joining: Joining,
 
 
 def _order(game: Game, encounter: Encounter) -> list[dict[str, Any]]:
-    """DESIGN.md "Rounds and order": every hero first, then the foes, in join order."""
+    """docs/design.md#rounds-and-order: every hero first, then the foes, in join order."""
     narrative = _narrative(game)
     return [{"name": c.name, "side": c.side, "rank": rank_name(c.rank or DEFAULT_RANK, narrative)}
             for c in encounter.combatants]
@@ -289,7 +291,7 @@ def start(game: Game, state: State, joining: Joining, kinds: list[str], notes: l
           ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="start" foe= rank= tier= count=]`` in a narrative fight: every hero joins
     with its rank, the foes with theirs (a fight on: more foes join); momentum starts at 0
-    for each side (D100-MOM-1, DESIGN.md)."""
+    for each side (D100-MOM-1, docs/design.md#narrative-combat)."""
     encounter = state.encounter
     heroes: list[Combatant] = []
     if encounter is None:
@@ -353,9 +355,9 @@ def join_tag(game: Game, state: State, joining: Joining,
 
 
 def begin_round(encounter: Encounter, ctx: TurnContext) -> Encounter:
-    """DESIGN.md "Rounds": the first answered attack or defence of a reply begins a round;
-    every fighter may strike again, last round's defences are gone, and from the second
-    round on each side's momentum fades one toward 0 (D100-MOM-6)."""
+    """docs/design.md#rounds-and-order: the first answered attack or defence of a reply begins a
+    round; every fighter may strike again, last round's defences are gone, and from the second round
+    on each side's momentum fades one toward 0 (D100-MOM-6)."""
     if encounter.turn == ctx.turn_key:
         return encounter
     number = encounter.round + 1
@@ -435,8 +437,8 @@ YES = frozenset({"yes", "true", "1"})
 
 
 def grades_of(request: Graded, notes: list[str]) -> Grades:
-    """OQ-D100-1, DESIGN.md: the grades as written, the spec's Korean words as aliases; an
-    unknown word is the standard grade, with a note."""
+    """OQ-D100-1, docs/design.md#combat-tags: the grades as written, the spec's Korean words as
+    aliases; an unknown word is the standard grade, with a note."""
     read: dict[str, str] = {}
     for kind in ("tactics", "risk", "aim", "purpose"):
         written = getattr(request, kind)
@@ -625,8 +627,8 @@ def _damage_formula(game: Game) -> Formula:
 
 
 def _reader(game: Game, state: State, attacker: Combatant) -> Resolve:
-    """DESIGN.md: the damage formula is read for the attacker — a hero's sheet, a foe's
-    tier."""
+    """docs/design.md#narrative-combat: the damage formula is read for the attacker — a hero's
+    sheet, a foe's tier."""
     who = state.character_index(attacker.name) if attacker.side == PARTY else None
     if who is None:
         return foe_reader(game.ruleset, attacker.tier or 1, 0)
@@ -635,8 +637,9 @@ def _reader(game: Game, state: State, attacker: Combatant) -> Resolve:
 
 def _defence(game: Game, state: State, encounter: Encounter, target: Combatant,
              grade: str, grades: Grades, ctx: TurnContext) -> tuple[Encounter, str, Any]:
-    """D100-DEF-3..7, DESIGN.md: the target's one defence roll of the round met against this
-    strike — its chance less 10 for each strike it met before — and the grade it leaves."""
+    """D100-DEF-3..7, docs/design.md#narrative-combat: the target's one defence roll of the round
+    met against this strike — its chance less 10 for each strike it met before — and the grade it
+    leaves."""
     index = next((i for i, d in enumerate(encounter.defences)
                   if d.who == target.name and d.round == encounter.round), None)
     if index is None:
@@ -664,11 +667,11 @@ def _defence(game: Game, state: State, encounter: Encounter, target: Combatant,
 
 
 def status_term(game: Game, conditions: tuple[str, ...]) -> int:
-    """ITM-CLS-7, DESIGN.md: what the statuses a defender bears (a buff or debuff an item
-    applied, or any of the Engine's own) do to its defence chance, as they do in a ruleset
-    fight: each ``against`` edge that holds from anywhere (no ``reach``) — advantage for
-    attacks on the bearer, +1, or disadvantage, −1 — moves the chance by
-    ``STATUS_STEP`` × −edge (a debuff that opens the bearer up lowers it, a buff raises it)."""
+    """ITM-CLS-7, docs/design.md#narrative-combat: what the statuses a defender bears (a buff or
+    debuff an item applied, or any of the Engine's own) do to its defence chance, as they do in a
+    ruleset fight: each ``against`` edge that holds from anywhere (no ``reach``) — advantage for
+    attacks on the bearer, +1, or disadvantage, −1 — moves the chance by ``STATUS_STEP`` × −edge (a
+    debuff that opens the bearer up lowers it, a buff raises it)."""
     total = 0
     for name in conditions:
         keys = fight_keys(game, name)
@@ -810,7 +813,7 @@ def struck(game: Game, state: State, encounter: Encounter, at: int,
             dealt: int) -> tuple[State, Encounter, int, list[str]]:
     """``dealt`` taken by fighter ``at`` (a hero's temporary points first, never below 0),
     with the rule-card events (CMB-CARD-1): damage, felled or down, and the end when the last
-    of a side falls (DESIGN.md "Rounds and order")."""
+    of a side falls (docs/design.md#rounds-and-order)."""
     target = encounter.combatants[at]
     before = _hp(game, state, target)
     events = [f"damage:{target.name}:{dealt}"] if dealt else []
@@ -1092,7 +1095,7 @@ class Defend(Request):
 
 DEFEND_RECORD = {"round": "the encounter's round", "who": "who defends",
                  "how": "dodge, block, parry, sidestep, counter or step-in",
-                 "roll": "the defence's one d100 of the round (DESIGN.md)",
+                 "roll": "the defence's one d100 of the round",
                  "for": "step-in: the ally whose strikes it takes (D100-PARTY-6); tend: the "
                         "downed ally whose bleeding it stopped (D100-PARTY-7)"}
 
@@ -1103,7 +1106,8 @@ DEFEND_RECORD = {"round": "the encounter's round", "who": "who defends",
                  reasons.NOT_BLEEDING))
 def defend(game: Game, state: State, request: Defend, ctx: TurnContext) -> tuple[State, Answer]:
     """``[combat: op="defend" who= how= for=]`` (narrative fights): the fighter's one defence
-    roll of the round, met against every strike on it this round (DESIGN.md)."""
+    roll of the round, met against every strike on it this round
+    (docs/design.md#narrative-combat)."""
     tag = request.tag
     kind = game.fight.kind
     if kind == "none":
@@ -1172,8 +1176,8 @@ def defend(game: Game, state: State, request: Defend, ctx: TurnContext) -> tuple
 
 
 def teach_start(game: Game, party: Party) -> list[str]:
-    """DESIGN.md "Prompt": out of a fight, how to start one — with a wolf, and how to choose
-    its rank and tier (``rank="<D|C|…>"`` gave S-rank wolves)."""
+    """docs/design.md#combat-prompt: out of a fight, how to start one — with a wolf, and how to
+    choose its rank and tier (``rank="<D|C|…>"`` gave S-rank wolves)."""
     narrative = _narrative(game)
     combat = game.ruleset.combat
     roles = [t.role for t in combat.templates] if combat is not None else []

@@ -1,11 +1,11 @@
-"""A won narrative fight (spec/combat.md B.10, D100-PARTY-10; issue 26): every hero standing at
-the victory gets the **full** experience of the felled foes (each template's ``xp`` formula at
+"""A won narrative fight (docs/rules/combat.md#b10-party-fights, D100-PARTY-10): every hero standing
+at the victory gets the **full** experience of the felled foes (each template's ``xp`` formula at
 the foe's tier, added to the sheet field ``combat.narrative.xp``); the spoils are what the GM's
 ``[loot:]`` and ``earn`` tags in the victory reply give (ITM-LOOT-13: the foes drop nothing by
-themselves) — coins without ``who=`` are split among the standing heroes, named items go to a
-loot record (``state.spoils``) the players settle with the host events ``want`` and ``pass``:
-once every victor has chosen, the engine draws among those who want it (keyed dice), and with
-nobody wanting it the item goes to the shared view (ITM-CARRY-5)."""
+themselves) — coins without ``who=`` are split among the standing heroes, named items go to a loot
+record (``state.spoils``) the players settle with the host events ``want`` and ``pass``: once every
+victor has chosen, the engine draws among those who want it (keyed dice), and with nobody wanting it
+the item goes to the shared view (ITM-CARRY-5)."""
 
 from __future__ import annotations
 

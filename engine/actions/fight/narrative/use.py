@@ -1,6 +1,6 @@
-"""Items used in a narrative fight (spec/items.md §14, ITM-CLS-1..19; DESIGN.md "Narrative
-combat"; issue 26): ``[inventory: action="use" item= who= target=]`` (and the host's Use) while a
-narrative fight is on. engine/actions/use.py sends a use here while one is.
+"""Items used in a narrative fight (docs/rules/items.md#14-items-in-narrative-fights, ITM-CLS-1..19;
+docs/design.md#narrative-combat): ``[inventory: action="use" item= who= target=]`` (and the host's
+Use) while a narrative fight is on. engine/actions/use.py sends a use here while one is.
 
 No model is asked what an item does (the middleware's reading of ITM-CLS-1/3): a ruleset item
 with ``use`` does what its ``use`` says with the engine's numbers (ITM-CLS-2/19) — a heal or an
@@ -85,8 +85,9 @@ def average(amount: Amount) -> Fraction:
 
 
 def share(amount: Amount) -> Fraction:
-    """ITM-CLS-4, DESIGN.md (settles OQ-35): the share of the target's maximum health a heal or
-    an attack moves — ``clamp(average / 32, 1/20, 1)``; an average of 7 is 7/32 ≈ 0.22."""
+    """ITM-CLS-4, docs/design.md#narrative-combat (settles OQ-35): the share of the target's maximum
+    health a heal or an attack moves — ``clamp(average / 32, 1/20, 1)``; an average of 7 is 7/32 ≈
+    0.22."""
     return min(max(average(amount) / 32, SHARE_LOW), SHARE_HIGH)
 
 

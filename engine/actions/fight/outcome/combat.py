@@ -1,12 +1,13 @@
-"""Outcome-based combat's answers (spec/combat.md A.4, CMB-OUTC-1..4, OQ-CMB-6; DESIGN.md
-"Combat": ``combat.kind`` ``outcome``; issue 25). A fight starts, foes join, conditions come and
-go and it ends as in formula combat (engine/actions/fight/formula.py), except that a foe is
-measured in **harm levels** (its template's ``combat.harm``) rather than hit points. A hero's
-``[attack:]`` carries the GM's grades — ``position=`` (controlled, risky, desperate) and ``effect=``
-(limited, standard, great) — and the engine rolls the ruleset's ``combat.outcome.check`` read
-through its outcome tiers (checks.md §8) **both ways**: the effect's harm levels dealt to the
-foe and the position's harm level coming back, one harm of level k taking f_k of the hero's
-maximum health. Only heroes roll; a foe's ``[attack:]`` is refused ``players-roll``."""
+"""Outcome-based combat's answers (docs/rules/combat.md#a4-outcome-based-combat-position-and-effect,
+CMB-OUTC-1..4, OQ-CMB-6; docs/design.md#outcome-and-pool-fights: ``combat.kind`` ``outcome``). A
+fight starts, foes join, conditions come and go and it ends as in formula combat
+(engine/actions/fight/formula.py), except that a foe is measured in **harm levels** (its template's
+``combat.harm``) rather than hit points. A hero's ``[attack:]`` carries the GM's grades —
+``position=`` (controlled, risky, desperate) and ``effect=`` (limited, standard, great) — and the
+engine rolls the ruleset's ``combat.outcome.check`` read through its outcome tiers
+(docs/rules/checks.md#8-outcome-tiers-more-than-success-or-failure) **both ways**: the effect's harm
+levels dealt to the foe and the position's harm level coming back, one harm of level k taking f_k of
+the hero's maximum health. Only heroes roll; a foe's ``[attack:]`` is refused ``players-roll``."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ class Arms:
 
 def arms_of(game: Game, state: State, who: int, armed: tuple[Stack, Item, Attack] | None
             ) -> Arms | None:
-    """Issue 25, spec/combat.md A.4 read for weapons: what the hero's weapon brings to an
+    """CMB-OUTC-1..4 read for weapons: what the hero's weapon brings to an
     outcome action (None unarmed)."""
     if armed is None:
         return None
@@ -159,7 +160,7 @@ def strike(game: Game, state: State, request: Graded, encounter: Encounter,
     effect = grade_effect(request.effect, notes)
     name = attacker.name
     arms = arms_of(game, state, who, armed)
-    # DESIGN.md "Dice": keyed by the round's reply and the hero, never the tag's place
+    # docs/design.md#combat-dice: keyed by the round's reply and the hero, never the tag's place
     state_after, checked = roll_check(game, state, who, {"skill": rule.check, "dc": str(rule.dc)},
                                       ctx.for_tag(0), f"attack/{name.casefold()}/0",
                                       added=arms.to_hit if arms is not None else 0)
@@ -257,8 +258,8 @@ OUTCOME_RECORD = {
 
 
 def teach_fight(game: Game, party: Party) -> list[str]:
-    """DESIGN.md "Prompt": the GM's lines while an outcome fight is on, each grade shown once
-    in the example and its other words beside it."""
+    """docs/design.md#combat-prompt: the GM's lines while an outcome fight is on, each grade shown
+    once in the example and its other words beside it."""
     combat = game.ruleset.combat
     assert combat is not None
     lines = ["How to fight: a reply with an attack tag is one round. Write no numbers: the hero "

@@ -1,5 +1,6 @@
-"""A sheet ability in an outcome fight (issue 25; spec/combat.md A.4 CMB-OUTC-1..3 with A.11
-CMB-ABIL-1; docs/rulesets.md "Outcome-based combat"). ``[attack: who= use= target=
+"""A sheet ability in an outcome fight (CMB-OUTC-1..3 of
+docs/rules/combat.md#a4-outcome-based-combat-position-and-effect with CMB-ABIL-1;
+docs/rulesets.md#outcome-based-combat-combatoutcome). ``[attack: who= use= target=
 position=]`` by a hero pays the ability's ``cost`` as a formula fight pays it
 (:func:`engine.rules.abilities.paid`, all or nothing) and is the hero's one action of the
 round: it rolls the same outcome check as an ``[attack:]`` (``combat.outcome.check``), read
