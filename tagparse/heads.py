@@ -114,10 +114,15 @@ def mend(text: str, vocabulary: Vocabulary) -> tuple[str, list[Mend]]:
     pieces: list[str] = []
     mends: list[Mend] = []
     at = 0
+    inside: list[tuple[int, int]] | None = None  # the spans of the tags gmtags reads already
     for found in _BRACKET.finditer(text):
         head, body = found.group(1), found.group(2)
         if "".join(head.split()).casefold() in known:
             continue
+        if inside is None:
+            inside = [(tag.start, tag.end) for tag in scan(text).tags]
+        if any(start < found.end() and found.start() < end for start, end in inside):
+            continue  # a bracket written in a tag's quoted value is that value's text
         names = _attributes(body)
         if names is None:
             continue

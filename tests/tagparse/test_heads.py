@@ -60,6 +60,8 @@ LEFT = [
     '[Agive: who="Ada" item="Rope]',  # a quote left open
     '[A: action="dance"]',  # no such action
     '[Old Pay: amount="1 penny"]',  # a word before the action's name
+    # in a tag's quoted value (escaped, as the tag syntax writes a bracket there)
+    '[inventory: action="add" item="Note" summary="reads \\[Agive: item=Rope\\]"]',
 ]
 
 
