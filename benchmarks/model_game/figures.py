@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,43 +149,41 @@ def foreign_parts(text: str, answers: Sequence[Json]) -> list[Foreign]:
     return sorted(found, key=lambda f: f.at)
 
 
-def _part_ends(text: str, since: int, at: int, kept: Sequence[tuple[int, int]]) -> bool:
-    """Whether an answer part that began at ``since`` has ended before ``at``."""
-    if any(since < start < at for start, _ in kept):
-        return True
+def _unquoted(text: str, start: int, stop: int) -> Iterator[tuple[int, bool]]:
+    """Each index from ``start`` to ``stop`` and whether its character stands outside quoted
+    values and is not escaped (``\\`` escapes the next character)."""
     quoted = escaped = False
-    for char in text[since:at]:
+    for index in range(start, min(stop, len(text))):
+        char = text[index]
+        yield index, not quoted and not escaped
         if escaped:
             escaped = False
         elif char == "\\":
             escaped = True
         elif char == '"':
             quoted = not quoted
-        elif not quoted and char in PART_END:
-            return True
-    return False
+
+
+def _part_ends(text: str, since: int, at: int, kept: Sequence[tuple[int, int]]) -> bool:
+    """Whether an answer part that began at ``since`` has ended before ``at``."""
+    if any(since < start < at for start, _ in kept):
+        return True
+    return any(plain and text[index] in PART_END for index, plain in _unquoted(text, since, at))
 
 
 def _part(text: str, at: int) -> str:
     """The answer part that starts at ``at``, as far as its end (outside quotes) or the next
     part's ``ok=`` (a model's copy often leaves a quote open)."""
     start = at - 2 if text[max(0, at - 2):at] == "| " else at
-    quoted = escaped = False
-    end = at
-    while end < len(text) and end - at < SNIPPET:
-        char = text[end]
-        if end > at and char in "oO" and (next_part := FRAGMENT.match(text, end)) is not None \
+    end = min(len(text), at + SNIPPET)
+    for index, plain in _unquoted(text, at, at + SNIPPET):
+        if index > at and text[index] in "oO" and (
+                next_part := FRAGMENT.match(text, index)) is not None \
                 and next_part.group().lower().startswith("ok"):
-            return _shorten(text[start:end].rstrip(" |"))
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == '"':
-            quoted = not quoted
-        elif not quoted and char in PART_END:
+            return _shorten(text[start:index].rstrip(" |"))
+        if plain and text[index] in PART_END:
+            end = index
             break
-        end += 1
     return _shorten(text[start:end])
 
 
